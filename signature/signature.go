@@ -1,0 +1,23 @@
+package signature
+
+// Signature is the stable key of one crash and the record of how it was made.
+type Signature struct {
+	// Algorithm names the signature algorithm and its version, e.g.
+	// "crashsig-sig/1". Keys are only comparable under the same Algorithm.
+	Algorithm string `json:"algorithm"`
+	// Kind is the kind prefix: SIGSEGV, SIGSEGV-null, SIGFPE, SIGBUS, SIGILL,
+	// SIGABRT, CHECK(<expr>), terminate(<type>), ASAN(<bug>), JVM(<...>),
+	// EMPTY, CORRUPTED, ...
+	Kind string `json:"kind"`
+	// Frames are the normalized meaningful frames, innermost first.
+	Frames []string `json:"frames"`
+	// Key is Kind and Frames joined into one bounded string.
+	Key string `json:"key"`
+	// ID is a short stable hash of Key.
+	ID string `json:"id"`
+	// Attributes are facts kept beside the key that did not shape it
+	// (leaf=memcpy-family, suspected-heap-corruption).
+	Attributes []string `json:"attributes,omitempty"`
+	// Trace records every decision taken while building the key.
+	Trace []string `json:"trace"`
+}
