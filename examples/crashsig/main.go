@@ -1,0 +1,56 @@
+// Command crashsig reads crashes of Apache Doris and StarRocks backends
+// (be.out logs, pasted tickets, thread dumps, core files) and prints what
+// they are: parsed incidents, signatures, paths and known defects.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// command is one subcommand of the CLI.
+type command struct {
+	name  string
+	usage string
+	run   func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: crashsig <command> [flags] [args]")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.usage)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "crashsig: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
