@@ -1,0 +1,247 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// Errors returned by OpenBinary, NewBinary and (*Binary).Lookup. Test with
+// errors.Is; a *BuildIDMismatchError also matches ErrBuildIDMismatch.
+var (
+	// ErrNotELF means the input is not an ELF file.
+	ErrNotELF = errors.New("symbolize: not an ELF file")
+	// ErrNoDebugInfo means neither the binary nor any debug file found for it
+	// has DWARF. Lookups still work from the symbol table; OpenBinary only
+	// returns it wrapped in a *DebugInfoError when BinaryOptions.RequireDebugInfo is set.
+	ErrNoDebugInfo = errors.New("symbolize: no DWARF debug info found")
+	// ErrBuildIDMismatch means a debug file was found but its build-id differs
+	// from the binary's.
+	ErrBuildIDMismatch = errors.New("symbolize: debug file build-id does not match binary")
+	// ErrDebuglinkCRC means a .gnu_debuglink file was found but its CRC32
+	// does not match the one recorded in the binary.
+	ErrDebuglinkCRC = errors.New("symbolize: debug file CRC32 does not match .gnu_debuglink")
+	// ErrBadDWARF means the debug info is malformed. Lookups that hit the
+	// malformed part return it; the rest of the binary stays usable.
+	ErrBadDWARF = errors.New("symbolize: malformed DWARF")
+	// ErrClosed is returned by Lookup after Close.
+	ErrClosed = errors.New("symbolize: binary is closed")
+	// ErrTooLarge means a section (after decompression) exceeds BinaryOptions.MaxSectionSize.
+	ErrTooLarge = errors.New("symbolize: section exceeds size limit")
+)
+
+// BuildIDMismatchError reports a debug file whose build-id is not the
+// binary's. It matches ErrBuildIDMismatch with errors.Is.
+type BuildIDMismatchError struct {
+	Binary    string // path of the binary ("" for a reader)
+	DebugFile string // path of the rejected debug file
+	BinaryID  string // hex build-id of the binary
+	DebugID   string // hex build-id of the debug file ("" if it has none)
+}
+
+func (e *BuildIDMismatchError) Error() string {
+	return fmt.Sprintf("symbolize: debug file %s has build-id %q, binary %s has %q", e.DebugFile, e.DebugID, e.Binary, e.BinaryID)
+}
+
+// Is makes errors.Is(err, ErrBuildIDMismatch) true.
+func (e *BuildIDMismatchError) Is(target error) bool { return target == ErrBuildIDMismatch }
+
+// DebugInfoError wraps why no usable debug file was found: each candidate
+// tried and why it was rejected (build-id mismatch, CRC mismatch, unreadable).
+type DebugInfoError struct {
+	Binary string
+	Tried  []error // one per rejected candidate, in the order tried
+}
+
+func (e *DebugInfoError) Error() string {
+	s := "symbolize: no DWARF debug info for " + e.Binary
+	for _, t := range e.Tried {
+		s += "; " + t.Error()
+	}
+	return s
+}
+
+// Unwrap returns ErrNoDebugInfo and the per-candidate errors.
+func (e *DebugInfoError) Unwrap() []error { return append([]error{ErrNoDebugInfo}, e.Tried...) }
+
+// BinaryOptions says where to look for debug information.
+type BinaryOptions struct {
+	// DebugFile is an explicit separate debug file (objcopy --only-keep-debug
+	// output). Its build-id must match the binary's when both have one.
+	DebugFile string
+	// DebugDirs are roots searched as <dir>/.build-id/xx/rest.debug and
+	// <dir>/<binary's dir>/<debuglink> (like /usr/lib/debug).
+	DebugDirs []string
+	// RequireDebugInfo makes OpenBinary fail with a *DebugInfoError when no
+	// DWARF is found; by default the binary opens with symbols only.
+	RequireDebugInfo bool
+	// MaxSectionSize bounds the size of one (decompressed) debug section;
+	// 0 means 8 GiB. Larger sections are refused with ErrTooLarge.
+	MaxSectionSize int64
+	// Demangler demangles names; nil uses a private cache per Binary.
+	Demangler *Demangler
+}
+
+// Binary is an opened ELF executable or shared object with its debug
+// information. Its methods are safe for concurrent use. Tables are parsed
+// lazily, one compile unit at a time, and stay resident until Close.
+type Binary struct {
+	path    string
+	main    *elfImage // the binary itself
+	debug   *elfImage // where DWARF lives (main, or a separate debug file)
+	typ     elf.Type
+	buildID string
+	dbgPath string
+	warns   []error
+
+	syms   symTable
+	dw     *dwData // nil when no DWARF
+	dem    *Demangler
+	closed atomic.Bool
+	life   sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
+	// loadBase is the lowest PT_LOAD p_vaddr rounded down to a page.
+	loadBase uint64
+}
+
+// OpenBinary opens the ELF file at path, memory-maps it read-only and
+// finds its debug information (see BinaryOptions). The Binary must be
+// closed with Close.
+func OpenBinary(path string, opts BinaryOptions) (b *Binary, err error) {
+	img, err := mapELF(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			img.close()
+		}
+	}()
+	return newBinary(path, img, opts)
+}
+
+// NewBinary reads an ELF image from r (size bytes). Sections that are
+// needed are read into memory on first use; r must stay readable until
+// Close. Separate debug files are looked up on disk only when
+// opts.DebugFile or opts.DebugDirs name them (a reader has no directory).
+func NewBinary(r io.ReaderAt, size int64, opts BinaryOptions) (*Binary, error) {
+	img, err := readerELF(r, size, "", opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBinary("", img, opts)
+	if err != nil {
+		img.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("%w: %v", ErrBadDWARF, r)
+		}
+	}()
+	b = &Binary{path: path, main: img, typ: img.f.Type, dem: opts.Demangler}
+	if b.dem == nil {
+		b.dem = NewDemangler(0)
+	}
+	b.buildID = img.buildID()
+	b.loadBase = img.loadBase()
+	b.debug = img
+	if !img.hasDWARF() {
+		dbg, dpath, tried := locateDebugFile(path, img, opts)
+		if dbg != nil {
+			b.debug, b.dbgPath = dbg, dpath
+		}
+		b.warns = tried
+		if dbg == nil && opts.RequireDebugInfo {
+			return nil, &DebugInfoError{Binary: path, Tried: tried}
+		}
+	} else if opts.DebugFile != "" {
+		// An explicit debug file overrides DWARF in the binary only if the binary has none.
+		b.warns = append(b.warns, fmt.Errorf("symbolize: %s has DWARF, ignoring debug file %s", path, opts.DebugFile))
+	}
+	// Symbols: the binary's .symtab, else the debug file's, else .dynsym.
+	b.syms = loadSymbols(img, b.debug)
+	if b.debug.hasDWARF() {
+		dw, err := newDWData(b.debug, opts)
+		if err != nil {
+			if opts.RequireDebugInfo {
+				if b.debug != img {
+					b.debug.close()
+				}
+				return nil, err
+			}
+			b.warns = append(b.warns, err)
+		} else {
+			b.dw = dw
+		}
+	}
+	return b, nil
+}
+
+// Path returns the path the Binary was opened from ("" for NewBinary).
+func (b *Binary) Path() string { return b.path }
+
+// DebugPath returns the separate debug file in use, or "" when the DWARF
+// is in the binary itself (or absent).
+func (b *Binary) DebugPath() string { return b.dbgPath }
+
+// BuildID returns the GNU build-id as lowercase hex, or "" if the binary has none.
+func (b *Binary) BuildID() string { return b.buildID }
+
+// Type returns the ELF file type: elf.ET_EXEC for a fixed-address
+// executable, elf.ET_DYN for a PIE executable or shared object.
+func (b *Binary) Type() elf.Type { return b.typ }
+
+// IsPIE reports whether the binary is position independent (ET_DYN), so
+// that absolute PCs must have the load bias subtracted before Lookup.
+func (b *Binary) IsPIE() bool { return b.typ == elf.ET_DYN }
+
+// LoadBase returns the link-time address of the first loadable segment
+// (page aligned): 0 for PIE and shared objects, 0x400000 for a classic
+// non-PIE x86-64 executable. A module+offset frame's file address is
+// LoadBase()+offset.
+func (b *Binary) LoadBase() uint64 { return b.loadBase }
+
+// HasDWARF reports whether DWARF debug info is available.
+func (b *Binary) HasDWARF() bool { return b.dw != nil }
+
+// Warnings returns the non-fatal problems met while opening: rejected
+// debug file candidates (with their typed errors), unreadable sections.
+func (b *Binary) Warnings() []error { return append([]error(nil), b.warns...) }
+
+// Close unmaps the files. Strings returned by earlier lookups stay valid.
+// Lookups after Close return ErrClosed.
+func (b *Binary) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	b.life.Lock()
+	defer b.life.Unlock()
+	var err error
+	if b.dw != nil {
+		b.dw.closeAll()
+	}
+	if b.debug != nil && b.debug != b.main {
+		err = b.debug.close()
+	}
+	if e := b.main.close(); e != nil && err == nil {
+		err = e
+	}
+	return err
+}
+
+// openFileSize returns the size of an open file.
+func openFileSize(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}

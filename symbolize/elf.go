@@ -1,0 +1,526 @@
+package symbolize
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+const defaultMaxSection = 8 << 30
+
+// elfImage is one opened ELF file: memory-mapped (data != nil) or read
+// through an io.ReaderAt. Section contents are mmap slices when the section
+// is stored uncompressed, else decompressed once into the heap.
+type elfImage struct {
+	path   string
+	data   []byte // whole file when memory-mapped
+	unmap  func() error
+	ra     io.ReaderAt
+	size   int64
+	f      *elf.File
+	order  binary.ByteOrder
+	is64   bool
+	maxSec int64
+
+	mu    sync.Mutex
+	cache map[string]secData
+}
+
+type secData struct {
+	b   []byte
+	err error
+}
+
+func mapELF(path string, opts BinaryOptions) (*elfImage, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	size, err := openFileSize(fh)
+	if err != nil {
+		return nil, err
+	}
+	data, unmap, err := mmapFile(fh, size)
+	if err != nil {
+		// Fall back to reading through the file handle.
+		f2, err2 := os.Open(path)
+		if err2 != nil {
+			return nil, err
+		}
+		img, err := readerELF(f2, size, path, opts)
+		if err != nil {
+			f2.Close()
+			return nil, err
+		}
+		img.unmap = f2.Close
+		return img, nil
+	}
+	img, err := newELFImage(bytes.NewReader(data), size, path, opts)
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	img.data, img.unmap = data, unmap
+	return img, nil
+}
+
+func readerELF(r io.ReaderAt, size int64, path string, opts BinaryOptions) (*elfImage, error) {
+	return newELFImage(r, size, path, opts)
+}
+
+func newELFImage(r io.ReaderAt, size int64, path string, opts BinaryOptions) (img *elfImage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			img, err = nil, fmt.Errorf("%w: %s: %v", ErrNotELF, path, p)
+		}
+	}()
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		return nil, fmt.Errorf("%w: %s", ErrNotELF, path)
+	}
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotELF, path, err)
+	}
+	max := opts.MaxSectionSize
+	if max <= 0 {
+		max = defaultMaxSection
+	}
+	return &elfImage{path: path, ra: r, size: size, f: f, order: f.ByteOrder,
+		is64: f.Class == elf.ELFCLASS64, maxSec: max, cache: map[string]secData{}}, nil
+}
+
+func (m *elfImage) close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cache = nil
+	if m.unmap != nil {
+		u := m.unmap
+		m.unmap = nil
+		m.data = nil
+		return u()
+	}
+	return nil
+}
+
+// findSection returns the section called name, or its .zdebug_ form.
+func (m *elfImage) findSection(name string) *elf.Section {
+	if s := m.f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+		return s
+	}
+	if strings.HasPrefix(name, ".debug_") {
+		if s := m.f.Section(".zdebug_" + name[7:]); s != nil && s.Type != elf.SHT_NOBITS {
+			return s
+		}
+	}
+	return nil
+}
+
+// section returns the (decompressed) contents of a section, nil if absent.
+func (m *elfImage) section(name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cache == nil {
+		return nil, ErrClosed
+	}
+	if c, ok := m.cache[name]; ok {
+		return c.b, c.err
+	}
+	b, err := m.readSection(name)
+	m.cache[name] = secData{b, err}
+	return b, err
+}
+
+func (m *elfImage) readSection(name string) (b []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("%w: section %s: %v", ErrBadDWARF, name, p)
+		}
+	}()
+	s := m.findSection(name)
+	if s == nil {
+		return nil, nil
+	}
+	if s.Offset > uint64(m.size) || s.FileSize > uint64(m.size)-s.Offset {
+		return nil, fmt.Errorf("%w: section %s lies outside the file", ErrBadDWARF, name)
+	}
+	if strings.HasPrefix(s.Name, ".zdebug_") {
+		return m.readZdebug(s)
+	}
+	if s.Flags&elf.SHF_COMPRESSED != 0 {
+		if int64(s.Size) > m.maxSec || s.Size > 2048*s.FileSize+(1<<20) {
+			return nil, fmt.Errorf("%w: %s: %d bytes", ErrTooLarge, name, s.Size)
+		}
+		buf := make([]byte, s.Size)
+		if _, err := io.ReadFull(s.Open(), buf); err != nil {
+			return nil, fmt.Errorf("%w: decompressing %s: %v", ErrBadDWARF, name, err)
+		}
+		return buf, nil
+	}
+	if int64(s.FileSize) > m.maxSec {
+		return nil, fmt.Errorf("%w: %s: %d bytes", ErrTooLarge, name, s.FileSize)
+	}
+	if m.data != nil {
+		return m.data[s.Offset : s.Offset+s.FileSize : s.Offset+s.FileSize], nil
+	}
+	buf := make([]byte, s.FileSize)
+	if _, err := m.ra.ReadAt(buf, int64(s.Offset)); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// readZdebug decodes the legacy GNU ".zdebug" format: "ZLIB", 8-byte
+// big-endian size, zlib stream.
+func (m *elfImage) readZdebug(s *elf.Section) ([]byte, error) {
+	raw := make([]byte, s.FileSize)
+	if _, err := m.ra.ReadAt(raw, int64(s.Offset)); err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(raw) < 12 || string(raw[:4]) != "ZLIB" {
+		return raw, nil
+	}
+	n := binary.BigEndian.Uint64(raw[4:12])
+	if int64(n) > m.maxSec || n > 2048*uint64(len(raw))+(1<<20) {
+		return nil, fmt.Errorf("%w: %s: %d bytes", ErrTooLarge, s.Name, n)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw[12:]))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadDWARF, s.Name, err)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(zr, buf); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadDWARF, s.Name, err)
+	}
+	return buf, nil
+}
+
+func (m *elfImage) hasDWARF() bool {
+	s := m.findSection(".debug_info")
+	return s != nil && s.Size > 0
+}
+
+// buildID returns the NT_GNU_BUILD_ID note as hex.
+func (m *elfImage) buildID() string {
+	for _, s := range m.f.Sections {
+		if s.Type != elf.SHT_NOTE || s.Size > 1<<16 {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			continue
+		}
+		if id := noteBuildID(b, m.order); id != "" {
+			return id
+		}
+	}
+	for _, p := range m.f.Progs {
+		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
+			continue
+		}
+		b := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(b, 0); err != nil {
+			continue
+		}
+		if id := noteBuildID(b, m.order); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// noteBuildID scans ELF notes for NT_GNU_BUILD_ID (type 3, name "GNU").
+func noteBuildID(b []byte, order binary.ByteOrder) string {
+	for len(b) >= 12 {
+		nsz, dsz, typ := order.Uint32(b), order.Uint32(b[4:]), order.Uint32(b[8:])
+		b = b[12:]
+		na := (uint64(nsz) + 3) &^ 3
+		da := (uint64(dsz) + 3) &^ 3
+		if na > uint64(len(b)) || uint64(nsz) > uint64(len(b)) {
+			return ""
+		}
+		name := b[:nsz]
+		b = b[na:]
+		if uint64(dsz) > uint64(len(b)) {
+			return ""
+		}
+		desc := b[:dsz]
+		if da > uint64(len(b)) {
+			b = nil
+		} else {
+			b = b[da:]
+		}
+		if typ == 3 && string(bytes.TrimRight(name, "\x00")) == "GNU" && len(desc) > 0 {
+			return hex.EncodeToString(desc)
+		}
+	}
+	return ""
+}
+
+// loadBase is the page-aligned lowest PT_LOAD vaddr.
+func (m *elfImage) loadBase() uint64 {
+	base := ^uint64(0)
+	for _, p := range m.f.Progs {
+		if p.Type == elf.PT_LOAD && p.Vaddr < base {
+			base = p.Vaddr
+		}
+	}
+	if base == ^uint64(0) {
+		return 0
+	}
+	return base &^ 0xfff
+}
+
+// debuglink returns the .gnu_debuglink file name and CRC32.
+func (m *elfImage) debuglink() (string, uint32, bool) {
+	s := m.f.Section(".gnu_debuglink")
+	if s == nil || s.Size > 4096 {
+		return "", 0, false
+	}
+	b, err := s.Data()
+	if err != nil {
+		return "", 0, false
+	}
+	i := bytes.IndexByte(b, 0)
+	if i <= 0 {
+		return "", 0, false
+	}
+	name := string(b[:i])
+	off := (i + 4) &^ 3
+	if off+4 > len(b) {
+		return name, 0, false
+	}
+	return name, m.order.Uint32(b[off:]), true
+}
+
+// crc32 computes the CRC32 (IEEE) of the whole file, as GNU debuglink does.
+func (m *elfImage) crc32() (uint32, error) {
+	if m.data != nil {
+		return crc32.ChecksumIEEE(m.data), nil
+	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.NewSectionReader(m.ra, 0, m.size)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
+
+// findDebugFile looks for a separate debug file for img. It returns the
+// accepted image and its path, and the errors of rejected candidates.
+func locateDebugFile(path string, img *elfImage, opts BinaryOptions) (*elfImage, string, []error) {
+	id := img.buildID()
+	link, crc, hasCRC := img.debuglink()
+	type cand struct {
+		path   string
+		viaCRC bool // found through .gnu_debuglink: check the CRC when there is no build-id
+	}
+	var cands []cand
+	if opts.DebugFile != "" {
+		cands = append(cands, cand{opts.DebugFile, false})
+	}
+	if len(id) > 2 {
+		for _, d := range opts.DebugDirs {
+			cands = append(cands, cand{filepath.Join(d, ".build-id", id[:2], id[2:]+".debug"), false})
+		}
+	}
+	if link != "" && path != "" {
+		dir := filepath.Dir(path)
+		cands = append(cands, cand{filepath.Join(dir, link), hasCRC}, cand{filepath.Join(dir, ".debug", link), hasCRC})
+		if abs, err := filepath.Abs(dir); err == nil {
+			for _, d := range opts.DebugDirs {
+				cands = append(cands, cand{filepath.Join(d, abs, link), hasCRC})
+			}
+		}
+	}
+	if link != "" {
+		for _, d := range opts.DebugDirs {
+			cands = append(cands, cand{filepath.Join(d, link), hasCRC})
+		}
+	}
+	var tried []error
+	seen := map[string]bool{}
+	self, _ := filepath.Abs(path)
+	for _, c := range cands {
+		abs, _ := filepath.Abs(c.path)
+		if seen[abs] || (path != "" && abs == self) {
+			continue
+		}
+		seen[abs] = true
+		if _, err := os.Stat(c.path); err != nil {
+			if c.path == opts.DebugFile {
+				tried = append(tried, err)
+			}
+			continue
+		}
+		dbg, err := mapELF(c.path, opts)
+		if err != nil {
+			tried = append(tried, fmt.Errorf("%s: %w", c.path, err))
+			continue
+		}
+		did := dbg.buildID()
+		switch {
+		case id != "" && did != id:
+			tried = append(tried, &BuildIDMismatchError{Binary: path, DebugFile: c.path, BinaryID: id, DebugID: did})
+			dbg.close()
+			continue
+		case id == "" && c.viaCRC:
+			got, err := dbg.crc32()
+			if err != nil || got != crc {
+				tried = append(tried, fmt.Errorf("%w: %s: crc %08x, want %08x", ErrDebuglinkCRC, c.path, got, crc))
+				dbg.close()
+				continue
+			}
+		}
+		if !dbg.hasDWARF() {
+			tried = append(tried, fmt.Errorf("%w: %s", ErrNoDebugInfo, c.path))
+			dbg.close()
+			continue
+		}
+		return dbg, c.path, tried
+	}
+	return nil, "", tried
+}
+
+// symTable is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC
+// and STT_OBJECT symbols, sorted by (address, size), one per address (the
+// last, i.e. largest), names as substrings of one copy of the string table.
+type symTable struct {
+	addr []uint64
+	size []uint64
+	name []string
+}
+
+func loadSymbols(main, debug *elfImage) symTable {
+	for _, src := range []struct {
+		img *elfImage
+		sec string
+	}{{main, ".symtab"}, {debug, ".symtab"}, {main, ".dynsym"}} {
+		if src.img == nil {
+			continue
+		}
+		if t, ok := parseSymbols(src.img, src.sec); ok {
+			return t
+		}
+	}
+	return symTable{}
+}
+
+func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
+	defer func() {
+		if recover() != nil {
+			t, ok = symTable{}, false
+		}
+	}()
+	s := m.f.Section(secName)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Link == 0 || int(s.Link) >= len(m.f.Sections) {
+		return t, false
+	}
+	raw, err := m.section(secName)
+	if err != nil || len(raw) == 0 {
+		return t, false
+	}
+	strSec := m.f.Sections[s.Link]
+	strRaw, err := m.section(strSec.Name)
+	if err != nil {
+		return t, false
+	}
+	strs := string(strRaw) // one copy: names stay valid after Close
+	type ent struct {
+		addr, size uint64
+		name       uint32
+		idx        int
+	}
+	esz := 16
+	if m.is64 {
+		esz = 24
+	}
+	n := len(raw) / esz
+	ents := make([]ent, 0, n)
+	o := m.order
+	for i := 1; i < n; i++ {
+		e := raw[i*esz : (i+1)*esz]
+		var e0 ent
+		var info byte
+		var shndx uint16
+		if m.is64 {
+			e0 = ent{addr: o.Uint64(e[8:]), size: o.Uint64(e[16:]), name: o.Uint32(e)}
+			info, shndx = e[4], o.Uint16(e[6:])
+		} else {
+			e0 = ent{addr: uint64(o.Uint32(e[4:])), size: uint64(o.Uint32(e[8:])), name: o.Uint32(e)}
+			info, shndx = e[12], o.Uint16(e[14:])
+		}
+		typ := elf.SymType(info & 0xf)
+		if (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
+			continue
+		}
+		if int(e0.name) >= len(strs) {
+			continue
+		}
+		e0.idx = len(ents)
+		ents = append(ents, e0)
+	}
+	sort.Slice(ents, func(i, j int) bool {
+		a, b := &ents[i], &ents[j]
+		if a.addr != b.addr {
+			return a.addr < b.addr
+		}
+		if a.size != b.size {
+			return a.size < b.size
+		}
+		return a.idx < b.idx
+	})
+	k := 0
+	for i := range ents {
+		if i+1 < len(ents) && ents[i+1].addr == ents[i].addr {
+			continue
+		}
+		ents[k] = ents[i]
+		k++
+	}
+	ents = ents[:k]
+	t.addr = make([]uint64, k)
+	t.size = make([]uint64, k)
+	t.name = make([]string, k)
+	for i, e := range ents {
+		t.addr[i], t.size[i] = e.addr, e.size
+		nm := strs[e.name:]
+		if j := strings.IndexByte(nm, 0); j >= 0 {
+			nm = nm[:j]
+		}
+		t.name[i] = nm
+	}
+	return t, k > 0
+}
+
+// find returns the index of the symbol containing pc, or -1.
+func (t *symTable) find(pc uint64) int {
+	a := t.addr
+	lo, hi := 0, len(a)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if a[h] <= pc {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	i := lo - 1
+	if i < 0 {
+		return -1
+	}
+	if t.size[i] != 0 && pc-t.addr[i] >= t.size[i] {
+		return -1
+	}
+	return i
+}

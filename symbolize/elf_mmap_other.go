@@ -1,0 +1,13 @@
+//go:build !unix
+
+package symbolize
+
+import (
+	"errors"
+	"os"
+)
+
+// mmapFile is not available here; OpenBinary falls back to reads.
+func mmapFile(f *os.File, size int64) ([]byte, func() error, error) {
+	return nil, nil, errors.New("symbolize: mmap not supported on this platform")
+}
