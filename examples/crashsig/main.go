@@ -19,7 +19,9 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{}
+	return []command{
+		{"classify", "parse crash logs and print each incident (--json for JSON Lines)", cmdClassify},
+	}
 }
 
 func main() {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// errInputs says that at least one input could not be read; the others
+// were processed.
+var errInputs = errors.New("some inputs could not be read")
+
+// openInputs calls fn for every input named by paths: files, directories
+// (recursively, in lexical order, skipping hidden entries), "-" for stdin.
+// Gzip files (by magic number) are decompressed transparently. Errors of
+// single inputs are reported on stderr and make the result errInputs.
+func openInputs(paths []string, stdin io.Reader, stderr io.Writer, fn func(name string, r io.Reader) error) error {
+	failed := false
+	for _, p := range paths {
+		if p == "-" {
+			if err := feed("-", stdin, fn); err != nil {
+				fmt.Fprintf(stderr, "crashsig: -: %v\n", err)
+				failed = true
+			}
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			failed = true
+			continue
+		}
+		if !st.IsDir() {
+			if err := feedFile(p, fn); err != nil {
+				fmt.Fprintf(stderr, "crashsig: %s: %v\n", p, err)
+				failed = true
+			}
+			continue
+		}
+		var files []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				fmt.Fprintf(stderr, "crashsig: %v\n", err)
+				failed = true
+				return nil
+			}
+			name := d.Name()
+			if path != p && strings.HasPrefix(name, ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && isLogName(name) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.Sort(files)
+		for _, f := range files {
+			if err := feedFile(f, fn); err != nil {
+				fmt.Fprintf(stderr, "crashsig: %s: %v\n", f, err)
+				failed = true
+			}
+		}
+	}
+	if failed {
+		return errInputs
+	}
+	return nil
+}
+
+// isLogName skips files in directories that are not crash text: labels,
+// notes, golden outputs and scripts sit beside the logs in testdata.
+func isLogName(name string) bool {
+	switch filepath.Ext(strings.TrimSuffix(name, ".gz")) {
+	case ".jsonl", ".json", ".md", ".go", ".sh", ".py", ".yaml", ".yml", ".tsv", ".golden", ".source", ".cpp", ".cc", ".h":
+		return false
+	}
+	return true
+}
+
+func feedFile(path string, fn func(string, io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return feed(path, f, fn)
+}
+
+// feed decompresses gzip input when the stream starts with its magic.
+func feed(name string, r io.Reader, fn func(string, io.Reader) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		return fn(name, zr)
+	}
+	return fn(name, br)
+}

@@ -1,0 +1,31 @@
+package symbolize
+
+// glog failure-signal dumps (F2: StarRocks, Doris 0.x–1.0) with the
+// StarRocks preamble, and glog FATAL / Check-failure traces (F3); formats
+// spec §4 F2, F3. Frames (`    @ 0x… symbol`, one space; `    @ 0x…  symbol`,
+// two spaces) are parsed by parseAtFrame. glog lines themselves (the
+// `F0611 08:02:41.118230 90211 file.cpp:247] msg` prefix) are recognized by
+// glogLine, which needs no regular expression.
+var glogRules = []lineRule{
+	// F1 and F2 signal lines. Group 2 (reason text) is present only in F1.
+	// Tolerant of pastes cut after the PID (`received by PID 7`) or
+	// abbreviated with `...`.
+	{id: "X.signal", kind: kSignal, prefix: "*** S",
+		re: mustCompile(`^(?:\*\*\* )?(SIG[A-Z0-9]+|Signal \d+) (?:([a-z][a-z -]*[a-z]) )?\(@0x([0-9a-fA-F]+)\) received by PID (\d+)(?: \(TID (?:(\d+) OR )?0x([0-9a-fA-F]+)(?: LWP (\d+))?\))?(?: \(LWP (\d+)\)| LWP\((\d+)\))?(?: from PID (\d+))?`)},
+	{id: "F3.header", kind: kCheckHeader, prefix: "*** Check failure stack trace: ***"},
+	{id: "F2.pc", kind: kPC, prefix: "PC: ",
+		re: mustCompile(`^PC: (?:@ +(0x[0-9a-fA-F]+) ?)?(.*)$`)},
+	{id: "F2.pre_query", kind: kSRQuery, prefix: "query_id:",
+		re: mustCompile(`^query_id:([0-9a-f-]{36}), ?fragment_instance:([0-9a-f-]{36})(?:, plan_node_id:(-?\d+))?`)},
+	{id: "F2.pre_tracker", kind: kTracker, prefix: "tracker:",
+		re: mustCompile(`^tracker:(\S+) consumption: (-?\d+)$`)},
+	{id: "F2.je_mallctl", kind: kAfterDump, prefix: "[",
+		re: mustCompile(`^\[\d+\.\d+\]\[thread: \d+\] je_mallctl execute `)},
+	{id: "F2.watchdog", kind: kAfterDump, prefix: "[crash_watchdog] "},
+	{id: "F2.minidump", kind: kMinidump, prefix: "Minidump created at: "},
+	// P1 build line: `3.3.19 RELEASE (build 5e6f7a8 distro ubuntu arch x86_64)`,
+	// `main DEBUG (build 2b3c4d5e6f)`. Weak alone: the assembler requires a
+	// query, tracker or Aborted line to follow.
+	{id: "F2.pre_version", kind: kVersion, contains: " (build ",
+		re: mustCompile(`^(\S+) ([A-Z][A-Z_]*(?: with [A-Z]+)?) \(build ([^)]*)\)$`)},
+}

@@ -1,0 +1,22 @@
+package symbolize
+
+// Sanitizer reports (F6): ASAN, LSAN, MSAN, UBSAN, TSAN; formats spec §4 F6.
+// Frames (`    #0 0x… in f file:line:col`) are parsed by parseSanitizerFrame.
+var sanitizerRules = []lineRule{
+	{id: "F6.asan_start", kind: kAsanStart, prefix: "==",
+		re: mustCompile(`^==(\d+)==ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer|ThreadSanitizer): (.*)$`)},
+	{id: "F6.asan_end", kind: kSanEnd, prefix: "==",
+		re: mustCompile(`^==\d+==ABORTING`)},
+	{id: "F6.tsan_delim", kind: kSanEnd, prefix: "==================",
+		re: mustCompile(`^=+$`)},
+	{id: "F6.deadly", kind: kAsanDeadly, prefix: "AddressSanitizer:DEADLYSIGNAL"},
+	{id: "F6.tsan_start", kind: kTsanStart, prefix: "WARNING: ThreadSanitizer: ",
+		re: mustCompile(`^WARNING: ThreadSanitizer: (.+?)(?: \(pid=(\d+)\))?$`)},
+	{id: "F6.summary", kind: kSanEnd, prefix: "SUMMARY: ",
+		re: mustCompile(`^SUMMARY: (?:AddressSanitizer|LeakSanitizer|ThreadSanitizer|UndefinedBehaviorSanitizer|MemorySanitizer): (.*)$`)},
+	{id: "F6.access", kind: kSanAccess, prefix: "",
+		contains: " of size ",
+		re:       mustCompile(`^(READ|WRITE|Read|Write|Previous read|Previous write|Atomic read|Atomic write) of size (\d+) at (0x[0-9a-f]+) (?:thread (T\d+)(?: \((.*)\))?|by (?:thread (T\d+)|main thread))`)},
+	{id: "F6.ubsan_start", kind: kUbsanStart, contains: ": runtime error: ",
+		re: mustCompile(`^(\S+?):(\d+):(\d+): runtime error: (.*)$`)},
+}

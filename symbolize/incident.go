@@ -1,0 +1,1031 @@
+package symbolize
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// section is the part of an incident the assembler is in.
+type section uint8
+
+const (
+	secNone      section = iota
+	secHeader            // dump header lines, waiting for the signal line
+	secBoost             // F1 frames
+	secGlog              // F2 frames (one space before the symbol)
+	secCheck             // F3: FATAL line seen; message continuation and two-space frames
+	secCause             // F4/F8/after a sanitizer report: waiting for the abort dump
+	secSanitizer         // inside a sanitizer report
+	secSanTail           // after SUMMARY: shadow bytes until ABORTING
+	secJVM               // JVM summary '#' lines
+	secHsErr             // hs_err frame lines
+	secGDB               // gdb/pstack threads
+	secJstack            // Java thread dump
+	secDorisAPI          // Doris /api/stack_trace
+	secDone              // dump complete: only trailing extras are accepted
+)
+
+// stack is one candidate stack of an incident and where it came from.
+type stack struct {
+	origin string // "F1", "F2", "F3", "F6", "F5", "gdb", ...
+	th     Thread
+	prio   int // higher is a better source for the crashing thread
+}
+
+// incident is a Crash under construction.
+type incident struct {
+	c        *Crash
+	sec      section
+	stacks   []*stack
+	cur      *stack // receiving frames
+	lastIdx  int
+	gap      int
+	blank    bool // a blank line followed the last frame
+	prevText string
+	hasSig   bool
+	family   string // family of the signal dump: F1 or F2
+	eof      bool
+	ended    bool // the dump's own end marker was seen
+	threads  []Thread
+	gdbCur   int64 // LWP of gdb's current thread
+	gdbSig   bool  // gdb said "Program terminated with signal"
+	msgOpen  bool  // FATAL / what() message may continue on the next lines
+	lines    int
+	tracker  int
+	versionOnly bool // opened by a build line alone: weak until confirmed
+	interleaved int
+	pcFrame     Frame // the glog `PC: @` line as a frame (the faulting frame)
+	notes    []string
+}
+
+func newIncident(p *parser, ln lineInfo) *incident {
+	return &incident{c: &Crash{Source: p.opts.Source, StartLine: ln.no, EndLine: ln.no}, lastIdx: -1}
+}
+
+func (in *incident) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, n := range in.notes {
+		if n == msg {
+			return
+		}
+	}
+	if len(in.notes) < 32 {
+		in.notes = append(in.notes, msg)
+	}
+}
+
+func (in *incident) addFormat(f string) {
+	for _, x := range in.c.Formats {
+		if x == f {
+			return
+		}
+	}
+	in.c.Formats = append(in.c.Formats, f)
+}
+
+// newStack starts a candidate stack.
+func (in *incident) newStack(origin string, prio int) *stack {
+	s := &stack{origin: origin, prio: prio}
+	in.stacks = append(in.stacks, s)
+	in.cur = s
+	in.lastIdx = -1
+	in.blank = false
+	return s
+}
+
+// addFrame appends a frame to the receiving stack, within the limits.
+func (in *incident) addFrame(p *parser, f Frame, ln lineInfo) {
+	if in.cur == nil {
+		in.newStack("?", 0)
+	}
+	th := &in.cur.th
+	if len(th.Frames) >= p.opts.MaxFrames {
+		th.Truncated = true
+		in.note("thread cut at %d frames", p.opts.MaxFrames)
+		return
+	}
+	if f.Raw == "" {
+		f.Raw = ln.text
+	}
+	th.Frames = append(th.Frames, f)
+	in.prevText = ln.text
+	in.gap = 0
+	in.blank = false
+	in.used(ln)
+}
+
+func (in *incident) used(ln lineInfo) {
+	if ln.no > in.c.EndLine {
+		in.c.EndLine = ln.no
+	}
+	if ln.truncated {
+		in.note("line %d longer than the line limit was cut", ln.no)
+	}
+}
+
+// gapLimit is how many foreign lines a section tolerates before it ends.
+func (in *incident) gapLimit() int {
+	switch in.sec {
+	case secBoost:
+		return 20
+	case secGlog, secCheck:
+		if in.cur == nil || len(in.cur.th.Frames) == 0 {
+			return 30
+		}
+		return 3
+	case secHeader, secCause:
+		return 50
+	case secSanitizer:
+		return 400
+	case secSanTail:
+		return 60
+	case secGDB:
+		return 40
+	case secJstack:
+		return 60
+	case secHsErr, secJVM, secDorisAPI:
+		return 30
+	case secDone:
+		return 2
+	}
+	return 10
+}
+
+// accept takes one logical line. It returns false when the line does not
+// belong to this incident (the caller may then close it and start anew).
+func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool {
+	in.lines++
+	if in.lines > p.opts.MaxIncidentLines {
+		in.c.Corrupted = true
+		in.c.CorruptedReason = fmt.Sprintf("incident longer than %d lines: cut", p.opts.MaxIncidentLines)
+		p.closeCurrent("")
+		return true
+	}
+	c := in.c
+	text := ln.text
+	switch k {
+	case kBlank:
+		if in.sec == secBoost && in.cur != nil && len(in.cur.th.Frames) > 0 {
+			in.blank = true
+		}
+		if in.sec == secJstack || in.sec == secGDB || in.sec == secSanitizer {
+			return true
+		}
+		in.msgOpen = false
+		return true
+
+	case kQueryID, kNereids, kTablet, kCommit, kAbortedAt:
+		if in.hasSig || in.sec == secBoost || in.sec == secGlog && in.cur != nil && len(in.cur.th.Frames) > 0 || in.isThreadDump() {
+			return false
+		}
+		in.header(k, m)
+		in.sec = secHeader
+		in.versionOnly = false
+		in.used(ln)
+		return true
+
+	case kSignal:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		in.signal(p, m)
+		in.versionOnly = false
+		in.used(ln)
+		return true
+
+	case kPC:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		if m[1] != "" {
+			if v, ok := parseHex(m[1]); ok {
+				c.FaultPC = Addr(v)
+			}
+		}
+		in.pcFrame = Frame{PC: c.FaultPC, Raw: text}
+		p.setSymbol(&in.pcFrame, strings.TrimSpace(m[2]))
+		in.addFormat("F2")
+		in.sec = secHeader
+		in.versionOnly = false
+		in.used(ln)
+		return true
+
+	case kVersion:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		c.Product = ProductStarRocks
+		c.Version, c.BuildType = m[1], m[2]
+		c.Build = firstField(m[3])
+		in.sec = secHeader
+		if in.lines == 1 {
+			in.versionOnly = true
+		}
+		in.used(ln)
+		return true
+
+	case kSRQuery:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		c.Product = ProductStarRocks
+		c.QueryID, c.FragmentID = m[1], m[2]
+		if len(m) > 3 {
+			c.PlanNodeID = m[3]
+		}
+		in.sec = secHeader
+		in.versionOnly = false
+		in.used(ln)
+		return true
+
+	case kTracker:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		c.Product = ProductStarRocks
+		if len(c.Trackers) < 64 {
+			b, _ := strconv.ParseInt(m[2], 10, 64)
+			c.Trackers = append(c.Trackers, Tracker{Name: m[1], Bytes: b})
+		}
+		in.sec = secHeader
+		in.versionOnly = false
+		in.used(ln)
+		return true
+
+	case kFatal:
+		if in.hasSig && in.sec == secBoost && (in.cur == nil || len(in.cur.th.Frames) == 0) {
+			// Another thread's FATAL line inside a dump, before its frames.
+			in.event(ln, "interleaved", text)
+			return true
+		}
+		if in.hasSig || c.Message != "" || in.isThreadDump() {
+			return false
+		}
+		in.fatal(m[1])
+		in.used(ln)
+		return true
+
+	case kCheckHeader:
+		if in.hasSig {
+			if in.sec == secBoost && (in.cur == nil || len(in.cur.th.Frames) == 0) {
+				in.event(ln, "interleaved", text)
+				return true
+			}
+			return false
+		}
+		if in.isThreadDump() {
+			return false
+		}
+		in.addFormat("F3")
+		if c.Kind == KindUnknown {
+			c.Kind = KindCheck
+		}
+		in.sec = secCheck
+		in.newStack("F3", 2)
+		in.msgOpen = false
+		in.used(ln)
+		return true
+
+	case kTerminate:
+		if in.hasSig || in.isThreadDump() {
+			if m[2] != "" && !in.isThreadDump() { // "terminate called recursively" from a second thread
+				in.event(ln, "terminate", text)
+				return true
+			}
+			return false
+		}
+		if c.ExceptionType != "" || c.Kind == KindTerminate {
+			if m[2] != "" {
+				in.event(ln, "terminate", text)
+				return true
+			}
+			return false
+		}
+		in.addFormat("F4")
+		c.Kind = KindTerminate
+		switch {
+		case m[1] != "":
+			c.ExceptionType = m[1]
+		case m[2] != "":
+			c.Message = "terminate called recursively"
+		default:
+			c.Message = "terminate called without an active exception"
+		}
+		in.sec = secCause
+		in.used(ln)
+		return true
+
+	case kWhat:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		in.addFormat("F4")
+		if c.Kind == KindUnknown {
+			c.Kind = KindTerminate
+			in.note("what() line without its `terminate called` line")
+		}
+		c.Message = strings.TrimSpace(m[1])
+		in.msgOpen = true
+		in.sec = secCause
+		in.used(ln)
+		return true
+
+	case kJemalloc, kAssert, kTcmalloc:
+		if in.hasSig || in.isThreadDump() {
+			if in.sec == secDone || in.isThreadDump() {
+				return false
+			}
+			in.event(ln, "allocator", text)
+			return true
+		}
+		in.addFormat("F8")
+		if c.Kind == KindUnknown {
+			c.Kind = KindAssert
+		}
+		if c.Message == "" {
+			if k == kAssert && len(m) > 5 {
+				c.Message = "Assertion `" + m[5] + "' failed in " + m[4]
+			} else {
+				c.Message = strings.TrimSpace(text)
+			}
+		}
+		in.event(ln, "allocator", text)
+		if in.sec == secNone {
+			in.sec = secCause
+		}
+		return true
+
+	case kMemLimit, kOOMKill, kShell, kInstrCheck, kMinidump:
+		kind := map[lineKind]string{kMemLimit: "memory-limit", kOOMKill: "oom-kill", kShell: "shell", kInstrCheck: "startup", kMinidump: "minidump"}[k]
+		if in.sec == secDone && k != kShell {
+			return false
+		}
+		in.event(ln, kind, text)
+		return true
+
+	case kAfterDump:
+		if in.hasSig {
+			in.event(ln, "after-dump", text)
+			return true
+		}
+		return false
+
+	case kAsanStart, kAsanDeadly, kTsanStart, kUbsanStart:
+		if in.hasSig || in.isThreadDump() || c.SanitizerBug != "" {
+			return false
+		}
+		if k == kAsanDeadly {
+			in.used(ln)
+			in.sec = secSanitizer
+			return true
+		}
+		in.sanitizerStart(k, m)
+		in.used(ln)
+		return true
+
+	case kSanAccess:
+		if in.sec == secSanitizer {
+			if m[4] != "" {
+				in.cur.th.Name = strings.TrimSpace(m[4] + " " + m[5])
+			}
+			in.used(ln)
+			return true
+		}
+	case kSanEnd:
+		if in.sec == secSanitizer || in.sec == secSanTail {
+			if strings.HasPrefix(text, "SUMMARY:") {
+				in.sec = secSanTail
+				in.used(ln)
+				return true
+			}
+			// ABORTING or the closing ===== of TSAN.
+			in.sec = secCause
+			in.ended = true
+			in.used(ln)
+			return true
+		}
+		if strings.HasPrefix(strings.TrimSpace(text), "=====") && !in.hasSig && in.sec == secNone {
+			return true
+		}
+
+	case kJVMStart, kJVMOOM:
+		if in.hasSig || in.isThreadDump() || in.hasFormat("F5") {
+			return false
+		}
+		in.addFormat("F5")
+		c.Kind = KindJVM
+		if k == kJVMOOM {
+			c.Message = "There is insufficient memory for the Java Runtime Environment to continue."
+		}
+		in.sec = secJVM
+		in.used(ln)
+		return true
+
+	case kHsErrThread:
+		if in.hasSig || in.isThreadDump() {
+			return false
+		}
+		in.addFormat("F5")
+		c.Kind = KindJVM
+		in.sec = secHsErr
+		in.newStack("F5", 1)
+		in.used(ln)
+		return true
+
+	case kJstackStart:
+		if in.c.Kind != KindUnknown || in.hasSig {
+			return false
+		}
+		in.addFormat("F7")
+		c.Kind = KindThreadDump
+		in.sec = secJstack
+		in.used(ln)
+		return true
+
+	case kJavaThread:
+		if in.sec != secJstack {
+			if in.c.Kind != KindUnknown || in.hasSig {
+				return false
+			}
+			in.addFormat("F7")
+			c.Kind = KindThreadDump
+			in.sec = secJstack
+		}
+		in.javaThread(p, m)
+		in.used(ln)
+		return true
+
+	case kJavaState:
+		if in.sec == secJstack && in.cur != nil {
+			in.cur.th.State = m[1]
+			in.used(ln)
+			return true
+		}
+
+	case kGDBCore, kGDBTerminated, kGDBCurrent, kGDBThread:
+		if in.hasSig || (in.c.Kind != KindUnknown && in.sec != secGDB) {
+			return false
+		}
+		in.gdb(p, k, m)
+		in.used(ln)
+		return true
+
+	case kKernelSegv, kKernelTrap:
+		if in.c.Kind != KindUnknown || in.hasSig {
+			if in.sec == secDone {
+				return false
+			}
+			in.event(ln, "kernel", text)
+			return true
+		}
+		in.kernel(k, m)
+		in.used(ln)
+		in.sec = secDone
+		return true
+
+	case kDorisAPIStart:
+		if in.c.Kind != KindUnknown || in.hasSig {
+			return false
+		}
+		in.addFormat("F7")
+		c.Kind = KindThreadDump
+		c.Product = ProductDoris
+		in.sec = secDorisAPI
+		in.used(ln)
+		return true
+
+	case kDorisAPIThread:
+		if in.sec == secDorisAPI {
+			s := in.newStack("api", 0)
+			s.th.ID, _ = strconv.ParseInt(m[1], 10, 64)
+			s.th.Name, s.th.State = m[2], m[3]
+			in.used(ln)
+			return true
+		}
+	}
+	return in.frameOrNoise(p, ln, k)
+}
+
+func (in *incident) hasFormat(f string) bool {
+	for _, x := range in.c.Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func (in *incident) isThreadDump() bool { return in.c.Kind == KindThreadDump }
+
+// frameOrNoise handles frame lines, message continuations and foreign lines.
+func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
+	text := ln.text
+	switch in.sec {
+	case secNone, secHeader, secBoost, secGlog, secCheck, secCause, secDone:
+		if f, ok := p.parseBoostFrame(text); ok {
+			return in.boostFrame(p, f, ln)
+		}
+		if k == kOther || k == kGlog {
+			if f, sp, ok := p.parseAtFrame(text); ok {
+				return in.atFrame(p, f, sp, ln)
+			}
+		}
+	case secSanitizer:
+		if f, ok := p.parseSanitizerFrame(text); ok {
+			if in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0) {
+				in.newStack("F6-aux", 0)
+			}
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if t := strings.TrimSpace(text); strings.HasSuffix(t, ":") && (strings.Contains(t, " here:") || strings.Contains(t, "allocated from:") || strings.Contains(t, " by thread ") || strings.Contains(t, " by main thread") || strings.HasPrefix(t, "Location is") || strings.HasPrefix(t, "Thread T") || strings.HasPrefix(t, "Mutex ")) {
+			s := in.newStack("F6-aux", 0)
+			s.th.State = strings.TrimSuffix(t, ":")
+			in.used(ln)
+			return true
+		}
+		in.used(ln)
+		return true // sanitizer reports have many descriptive lines
+	case secSanTail:
+		in.used(ln)
+		return true
+	case secJVM:
+		if k == kHash {
+			in.jvmLine(p, ln)
+			in.used(ln)
+			return true
+		}
+	case secHsErr:
+		if f, ok := p.parseHsErrFrame(text); ok {
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "siginfo: ") {
+			in.hsErrSiginfo(t)
+			in.used(ln)
+			return true
+		}
+		if strings.HasPrefix(text, "---------------  P R O C E S S") {
+			in.sec = secDone
+			in.used(ln)
+			return true
+		}
+		in.used(ln)
+		return true
+	case secGDB:
+		if in.cur != nil && len(in.cur.th.Frames) > 0 && (text[0] == ' ' || text[0] == '\t') && openParens(in.cur.th.Frames[len(in.cur.th.Frames)-1].Raw) > 0 {
+			// gdb wraps long argument lists onto indented lines.
+			last := &in.cur.th.Frames[len(in.cur.th.Frames)-1]
+			if f, ok := p.parseGDBFrame(last.Raw + " " + strings.TrimSpace(text)); ok {
+				f.Raw = last.Raw + " " + strings.TrimSpace(text)
+				*last = f
+				in.used(ln)
+				return true
+			}
+		}
+		if f, ok := p.parseGDBFrame(text); ok {
+			if in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0) {
+				in.newStack("gdb", 1)
+			}
+			in.addFrame(p, f, ln)
+			return true
+		}
+	case secJstack:
+		if f, ok := parseJavaFrame(text); ok && in.cur != nil {
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "Locked ownable") || strings.HasPrefix(t, "JNI global") || strings.HasPrefix(t, "Threads class SMR") || strings.HasPrefix(t, "_java_thread_list") || strings.HasPrefix(t, "0x") || t == "}" || strings.HasPrefix(t, "No compile task") {
+			in.used(ln)
+			return true
+		}
+	case secDorisAPI:
+		if f, ok := p.parseBoostFrame(text); ok && in.cur != nil {
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if strings.HasPrefix(text, "summary: ") {
+			in.used(ln)
+			in.sec = secDone
+			return true
+		}
+		in.used(ln)
+		return true
+	}
+	// gdb frames may also start a gdb section inside a paste without headers.
+	if in.sec == secNone || in.sec == secCause || in.sec == secHeader {
+		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "#") && !in.hasSig && in.c.Kind == KindUnknown {
+			if f, ok := p.parseGDBFrame(t); ok && (f.Index == 0 || f.PC != 0) {
+				if f.Index != 0 {
+					in.note("gdb backtrace starts at frame #%d", f.Index)
+				}
+				in.addFormat("F7")
+				in.sec = secGDB
+				in.newStack("gdb", 1)
+				in.addFrame(p, f, ln)
+				return true
+			}
+		}
+	}
+	// Message continuation (multi-line FATAL text or what()).
+	if in.msgOpen && (k == kOther) && (in.sec == secCheck || in.sec == secCause) && in.cur == nil || in.msgOpen && k == kOther && in.sec == secCheck && len(in.cur.th.Frames) == 0 {
+		if len(in.c.Message) < 4096 {
+			in.c.Message += "\n" + text
+		}
+		in.used(ln)
+		return true
+	}
+	// Hard wrap inside a token: join to the previous frame line.
+	if k == kOther && len(in.prevText) >= 120 && in.cur != nil && len(in.cur.th.Frames) > 0 && !strings.HasPrefix(text, " ") {
+		if in.rejoin(p, ln) {
+			return true
+		}
+	}
+	// Abbreviated StarRocks dumps: `  starrocks::Foo::bar()` without addresses.
+	if (in.sec == secGlog || in.sec == secHeader && in.hasSig) && k == kOther {
+		if t := strings.TrimSpace(text); strings.HasPrefix(text, "  ") && strings.Contains(t, "::") && !strings.Contains(t, " ") || strings.HasPrefix(text, "  ") && strings.HasSuffix(t, ")") && strings.Contains(t, "::") {
+			if in.sec == secHeader {
+				in.sec = secGlog
+				in.newStack(in.family, 3)
+			}
+			f := Frame{Raw: text}
+			p.setFunction(&f, t)
+			in.addFrame(p, f, ln)
+			in.note("abbreviated frames without addresses")
+			return true
+		}
+	}
+	// Foreign line.
+	if k == kBlank {
+		return true
+	}
+	in.gap++
+	if in.sec == secBoost || in.sec == secGlog || in.sec == secCheck {
+		in.interleaved++
+	}
+	if in.gap > in.gapLimit() {
+		return false
+	}
+	return true
+}
+
+// rejoin glues a hard-wrapped continuation to the previous frame line and
+// parses the whole again.
+func (in *incident) rejoin(p *parser, ln lineInfo) bool {
+	th := &in.cur.th
+	last := &th.Frames[len(th.Frames)-1]
+	joined := last.Raw + ln.text
+	var f Frame
+	var ok bool
+	switch in.cur.origin {
+	case "F1":
+		f, ok = p.parseBoostFrame(joined)
+	case "F2", "F3":
+		f, _, ok = p.parseAtFrame(joined)
+	case "gdb":
+		f, ok = p.parseGDBFrame(joined)
+	case "F6", "F6-aux":
+		f, ok = p.parseSanitizerFrame(joined)
+	}
+	if !ok {
+		return false
+	}
+	f.Index = last.Index
+	f.Raw = joined
+	*last = f
+	in.prevText = joined
+	in.note("joined hard-wrapped line %d to the frame before it", ln.no)
+	in.used(ln)
+	return true
+}
+
+func (in *incident) event(ln lineInfo, kind, text string) {
+	if len(in.c.Events) < 64 {
+		in.c.Events = append(in.c.Events, Event{Line: ln.no, Kind: kind, Text: strings.TrimSpace(text)})
+	}
+	in.used(ln)
+}
+
+func firstField(s string) string {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (in *incident) header(k lineKind, m []string) {
+	c := in.c
+	switch k {
+	case kQueryID:
+		c.QueryID = strings.ToLower(m[1])
+		in.addFormat("F1")
+	case kNereids:
+		c.IsNereids = m[1]
+		in.addFormat("F1")
+	case kTablet:
+		c.TabletID = m[1]
+		in.addFormat("F1")
+	case kCommit:
+		c.Build = m[1]
+		in.addFormat("F1")
+	case kAbortedAt:
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil && sec > 0 && sec < 1<<40 {
+			c.Time = time.Unix(sec, 0).UTC()
+		}
+	}
+}
+
+// signal handles the F1/F2 signal line; the reason text makes it F1.
+func (in *incident) signal(p *parser, m []string) {
+	c := in.c
+	in.hasSig = true
+	c.Signal = m[1]
+	if strings.HasPrefix(m[1], "Signal ") {
+		c.Signal = "SIG" + strings.TrimPrefix(m[1], "Signal ")
+	}
+	if v, ok := parseHex(m[3]); ok {
+		c.FaultAddress, c.HasFaultAddress = Addr(v), true
+	}
+	c.PID, _ = strconv.ParseInt(m[4], 10, 64)
+	th := Thread{Crashed: true}
+	if m[6] != "" {
+		th.Handle = "0x" + strings.ToLower(m[6])
+	}
+	for _, lwp := range []string{m[5], m[7], m[8], m[9]} {
+		if lwp != "" {
+			th.ID, _ = strconv.ParseInt(lwp, 10, 64)
+			break
+		}
+	}
+	if th.ID == 0 && th.Handle != "" {
+		if v, ok := parseHex(th.Handle); ok && v < 1<<62 {
+			th.ID = int64(v)
+		}
+	}
+	c.TID = th.ID
+	if m[2] != "" {
+		in.family = "F1"
+		c.SignalReason = m[2]
+		if c.SignalReason == "unkown detail explain" || c.SignalReason == "unknown detail explain" {
+			c.SignalReason = ""
+		}
+		in.sec = secBoost
+		in.addFormat("F1")
+	} else {
+		in.family = "F2"
+		in.sec = secGlog
+		in.addFormat("F2")
+	}
+	if m[10] == "" && !strings.Contains(m[0], "stack trace") {
+		in.note("signal line cut short")
+	}
+	s := in.newStack(in.family, 3)
+	s.th = th
+}
+
+// boostFrame takes an F1 frame, checking that indices run consecutively.
+func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
+	if in.sec != secBoost {
+		if in.hasSig && in.family != "F1" {
+			return false
+		}
+		if in.sec == secDone {
+			return false
+		}
+		// Headerless boost dump (the paste starts at the frames).
+		if f.Index != 0 && in.cur == nil {
+			in.note("dump starts at frame %d", f.Index)
+		}
+		in.sec = secBoost
+		in.family = "F1"
+		in.addFormat("F1")
+		in.newStack("F1", 3)
+		in.cur.th.Crashed = true
+	}
+	switch {
+	case in.blank && f.Index != in.lastIdx+1:
+		// The blank line was the end of the dump.
+		in.ended = true
+		in.sec = secDone
+		return false
+	case in.lastIdx >= 0 && f.Index == 0:
+		// A second dump or a duplicated paste.
+		return false
+	case in.lastIdx >= 0 && f.Index <= in.lastIdx:
+		in.note("frame index %d repeats after %d (duplicated lines)", f.Index, in.lastIdx)
+		in.used(ln)
+		return true
+	case in.lastIdx >= 0 && f.Index != in.lastIdx+1:
+		in.corrupt(fmt.Sprintf("frame indices jump from %d to %d", in.lastIdx, f.Index))
+	}
+	in.lastIdx = f.Index
+	in.addFrame(p, f, ln)
+	return true
+}
+
+// atFrame takes a glog `@` frame; the spaces before the symbol tell F2
+// (one) from F3 (two).
+func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
+	switch in.sec {
+	case secBoost:
+		return false
+	case secDone:
+		return false
+	case secCheck:
+		if in.cur == nil || in.cur.origin != "F3" {
+			in.newStack("F3", 2)
+		}
+	case secGlog:
+	default:
+		if in.hasSig {
+			in.sec = secGlog
+		} else if spaces >= 2 {
+			// Check-failure frames without their header (cut paste).
+			in.sec = secCheck
+			in.addFormat("F3")
+			in.newStack("F3", 2)
+		} else {
+			in.sec = secGlog
+			in.addFormat("F2")
+			in.newStack("F2", 3)
+			in.cur.th.Crashed = true
+			in.note("glog frames without a signal line")
+		}
+	}
+	f.Index = len(in.cur.th.Frames)
+	in.addFrame(p, f, ln)
+	return true
+}
+
+func (in *incident) corrupt(reason string) {
+	if !in.c.Corrupted {
+		in.c.Corrupted = true
+		in.c.CorruptedReason = reason
+	} else if !strings.Contains(in.c.CorruptedReason, reason) && len(in.c.CorruptedReason) < 512 {
+		in.c.CorruptedReason += "; " + reason
+	}
+}
+
+// fatal handles the glog FATAL line of F3.
+func (in *incident) fatal(msg string) {
+	c := in.c
+	in.addFormat("F3")
+	c.Kind = KindCheck
+	c.Message = strings.TrimSpace(msg)
+	c.CheckExpr = checkExpr(c.Message)
+	in.sec = secCheck
+	in.msgOpen = true
+}
+
+// checkExpr extracts the expression of a `Check failed:` message without
+// the values glog prints: `a == b (1 vs. 3) text` → `a == b`.
+func checkExpr(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "Check failed: ")
+	if !ok {
+		if i := strings.Index(msg, "' Must be non NULL"); i > 0 && strings.HasPrefix(msg, "'") {
+			return msg[1:i] + " != nullptr"
+		}
+		return ""
+	}
+	if i := strings.Index(rest, " vs. "); i > 0 {
+		if j := strings.LastIndex(rest[:i], " ("); j > 0 {
+			return strings.TrimSpace(rest[:j])
+		}
+	}
+	if i := strings.Index(rest, " vs "); i > 0 { // DORIS_CHECK: "(x vs y)"
+		if j := strings.LastIndex(rest[:i], " ("); j > 0 {
+			return strings.TrimSpace(rest[:j])
+		}
+	}
+	if i := strings.Index(rest, " : "); i > 0 { // PCHECK: "expr : strerror [errno]"
+		return strings.TrimSpace(rest[:i])
+	}
+	return strings.TrimSpace(rest)
+}
+
+func (in *incident) sanitizerStart(k lineKind, m []string) {
+	c := in.c
+	in.addFormat("F6")
+	in.sec = secSanitizer
+	switch k {
+	case kAsanStart:
+		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
+		c.Message = m[2] + ": " + m[3]
+		c.SanitizerBug = sanitizerBug(m[3])
+		if m[2] == "LeakSanitizer" {
+			c.Kind = KindLeak
+			c.SanitizerBug = "memory-leak"
+		} else if c.Kind == KindUnknown || c.Kind == KindAssert {
+			c.Kind = KindSanitizer
+		}
+	case kTsanStart:
+		c.Message = "ThreadSanitizer: " + m[1]
+		c.SanitizerBug = m[1]
+		c.PID, _ = strconv.ParseInt(m[2], 10, 64)
+		c.Kind = KindSanitizer
+	case kUbsanStart:
+		c.Message = "runtime error: " + m[4]
+		c.SanitizerBug = ubsanBug(m[4])
+		c.Kind = KindSanitizer
+		s := in.newStack("F6", 4)
+		s.th.Crashed = true
+		s.th.Frames = nil
+		// The location line itself is the best frame when no stack follows.
+		s.th.State = m[1] + ":" + m[2] + ":" + m[3]
+		return
+	}
+	s := in.newStack("F6", 4)
+	s.th.Crashed = true
+}
+
+// sanitizerBug reduces the ASAN description to its bug type:
+// `heap-use-after-free on address 0x… at pc …` → `heap-use-after-free`.
+func sanitizerBug(desc string) string {
+	for _, cut := range []string{" on address ", " on unknown address", " on 0x", " at pc ", " (pc ", " for "} {
+		if i := strings.Index(desc, cut); i > 0 {
+			if cut == " on unknown address" {
+				return desc[:i] + cut
+			}
+			desc = desc[:i]
+		}
+	}
+	return strings.TrimSpace(desc)
+}
+
+// ubsanBug keeps the words of a UBSAN message before its values:
+// `signed integer overflow: 9223372036854775807 + 1 cannot …` → `signed integer overflow`.
+func ubsanBug(msg string) string {
+	if i := strings.IndexByte(msg, ':'); i > 0 {
+		return msg[:i]
+	}
+	words := strings.Fields(msg)
+	var keep []string
+	for _, w := range words {
+		if strings.ContainsAny(w, "0123456789'") {
+			break
+		}
+		keep = append(keep, w)
+	}
+	return strings.Join(keep, " ")
+}
+
+func (in *incident) kernel(k lineKind, m []string) {
+	c := in.c
+	in.addFormat("F9")
+	c.Kind = KindSignal
+	th := Thread{Crashed: true, Name: strings.TrimSpace(m[1])}
+	th.ID, _ = strconv.ParseInt(m[2], 10, 64)
+	c.TID = th.ID
+	if k == kKernelSegv {
+		c.Signal = "SIGSEGV"
+		if v, ok := parseHex(m[3]); ok {
+			c.FaultAddress, c.HasFaultAddress = Addr(v), true
+		}
+		if v, ok := parseHex(m[4]); ok {
+			c.FaultPC = Addr(v)
+		}
+		c.Message = "segfault at " + m[3] + " ip " + m[4] + " error " + m[6]
+		f := Frame{PC: c.FaultPC}
+		if m[7] != "" {
+			f.Module = m[7]
+			if base, ok := parseHex(m[8]); ok && uint64(c.FaultPC) >= base {
+				// The VMA start is not the load base for modern linkers (§7);
+				// keep the PC and the module, no offset.
+				_ = base
+			}
+		}
+		th.Frames = append(th.Frames, f)
+	} else {
+		switch m[3] {
+		case "trap divide error":
+			c.Signal = "SIGFPE"
+		case "trap invalid opcode":
+			c.Signal = "SIGILL"
+		default:
+			c.Signal = "SIGSEGV"
+		}
+		c.Message = m[3]
+		if v, ok := parseHex(m[4]); ok {
+			c.FaultPC = Addr(v)
+			th.Frames = append(th.Frames, Frame{PC: c.FaultPC})
+		}
+	}
+	s := in.newStack("kernel", 1)
+	s.th = th
+}
+
+// openParens counts '(' minus ')' in s.
+func openParens(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			n++
+		case ')':
+			n--
+		}
+	}
+	return n
+}

@@ -1,0 +1,428 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// ScanOptions configure a Scanner. The zero value is usable.
+type ScanOptions struct {
+	// Source names the input in every Crash (a path, "-" for stdin).
+	Source string
+	// MaxLineBytes bounds one line; longer lines are cut (and the cut noted
+	// when inside an incident). Default 64 KiB.
+	MaxLineBytes int
+	// MaxFrames bounds the frames kept per thread. Default 1024.
+	MaxFrames int
+	// MaxThreads bounds the threads kept per incident (thread dumps of
+	// leaking processes hold tens of thousands). Default 100000.
+	MaxThreads int
+	// MaxIncidentLines closes an incident that grows beyond this many lines
+	// and marks it corrupted. Default 1,000,000.
+	MaxIncidentLines int
+}
+
+func (o *ScanOptions) fill() {
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = 64 << 10
+	}
+	if o.MaxFrames <= 0 {
+		o.MaxFrames = 1024
+	}
+	if o.MaxThreads <= 0 {
+		o.MaxThreads = 100000
+	}
+	if o.MaxIncidentLines <= 0 {
+		o.MaxIncidentLines = 1_000_000
+	}
+}
+
+// ErrRead wraps an error of the underlying reader.
+var ErrRead = errors.New("crashsig: reading input")
+
+// Scanner finds crash incidents in a stream of log text (be.out, be.INFO,
+// be.WARNING, a ticket paste, gdb or jstack output) and yields them one at a
+// time. It holds one incident and one line at a time, never the whole input,
+// so memory stays bounded by the options whatever the input size. A Scanner
+// is not safe for concurrent use; use one per input.
+type Scanner struct {
+	br   *bufio.Reader
+	p    parser
+	q    []*Crash
+	cur  *Crash
+	err  error
+	done bool
+	buf  []byte // holds a line longer than the reader's buffer
+}
+
+// NewScanner returns a Scanner reading r.
+func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
+	opts.fill()
+	s := &Scanner{br: bufio.NewReaderSize(r, 256<<10)}
+	s.p.init(opts)
+	return s
+}
+
+// Next advances to the next incident, which Crash then returns. It returns
+// false at the end of the input or on a read error (see Err).
+func (s *Scanner) Next() bool { return s.NextContext(context.Background()) }
+
+// NextContext is Next that stops early, with Err returning ctx.Err(), when
+// ctx is done. The context is checked every few thousand lines.
+func (s *Scanner) NextContext(ctx context.Context) bool {
+	for len(s.q) == 0 {
+		if s.done {
+			s.cur = nil
+			return false
+		}
+		for range 4096 {
+			if !s.step() {
+				s.done = true
+				s.q = append(s.q, s.p.finish()...)
+				break
+			}
+			if len(s.p.out) > 0 {
+				s.q = append(s.q, s.p.out...)
+				s.p.out = s.p.out[:0]
+				break
+			}
+		}
+		if err := ctx.Err(); err != nil && !s.done {
+			s.err = err
+			s.done = true
+			s.q = append(s.q, s.p.finish()...)
+		}
+	}
+	s.cur = s.q[0]
+	s.q[0] = nil
+	s.q = s.q[1:]
+	return true
+}
+
+// Crash returns the incident found by the last call to Next.
+func (s *Scanner) Crash() *Crash { return s.cur }
+
+// Err returns the first read or context error, or nil at a clean end.
+func (s *Scanner) Err() error { return s.err }
+
+// All returns an iterator over the remaining incidents; check Err after it.
+func (s *Scanner) All(ctx context.Context) iter.Seq[*Crash] {
+	return func(yield func(*Crash) bool) {
+		for s.NextContext(ctx) {
+			if !yield(s.Crash()) {
+				return
+			}
+		}
+	}
+}
+
+// ParseAll reads r to the end and returns every incident in it.
+func ParseAll(ctx context.Context, r io.Reader, opts ScanOptions) ([]*Crash, error) {
+	s := NewScanner(r, opts)
+	var out []*Crash
+	for s.NextContext(ctx) {
+		out = append(out, s.Crash())
+	}
+	return out, s.Err()
+}
+
+// step reads and processes one physical line. It returns false at the end.
+func (s *Scanner) step() bool {
+	line, truncated, err := s.readLine()
+	if len(line) == 0 && err != nil {
+		if !errors.Is(err, io.EOF) {
+			s.err = fmt.Errorf("%w: %w", ErrRead, err)
+		}
+		return false
+	}
+	s.p.physical(line, truncated)
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = fmt.Errorf("%w: %w", ErrRead, err)
+		return false
+	}
+	return err == nil
+}
+
+// readLine returns the next line without its newline, cut to MaxLineBytes.
+// The returned slice is valid until the next call.
+func (s *Scanner) readLine() ([]byte, bool, error) {
+	b, err := s.br.ReadSlice('\n')
+	if err == nil {
+		return b[:len(b)-1], false, nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return b, false, err
+	}
+	max := s.p.opts.MaxLineBytes
+	s.buf = append(s.buf[:0], b[:min(len(b), max)]...)
+	truncated := len(b) > max
+	for {
+		b, err = s.br.ReadSlice('\n')
+		if err == nil {
+			b = b[:len(b)-1]
+		}
+		if room := max - len(s.buf); room > 0 {
+			s.buf = append(s.buf, b[:min(len(b), room)]...)
+			if len(b) > room {
+				truncated = true
+			}
+		} else if len(b) > 0 {
+			truncated = true
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if err != nil && errors.Is(err, io.EOF) {
+				return s.buf, truncated, err
+			}
+			return s.buf, truncated, err
+		}
+	}
+}
+
+// parser holds the state across lines of one input.
+type parser struct {
+	opts   ScanOptions
+	dem    *Demangler
+	lineNo int
+	cur    *incident
+	out    []*Crash
+	banner banner
+	// continuation of a hard-wrapped line is decided with the previous line.
+	prevLen int
+}
+
+// banner is product/version information seen outside a dump (startup
+// banners in be.INFO); it applies to later incidents of the same process
+// lifetime.
+type banner struct {
+	product Product
+	version string
+	build   string
+	btype   string
+}
+
+func (p *parser) init(opts ScanOptions) {
+	p.opts = opts
+	p.dem = NewDemangler(4096)
+}
+
+// physical handles one physical line: repair, split collapsed pastes, and
+// hand each logical line to the assembler.
+func (p *parser) physical(b []byte, truncated bool) {
+	p.lineNo++
+	text, rl, prefixed := normalizeLine(b)
+	ln := lineInfo{no: p.lineNo, runtimeLogger: rl, prefixed: prefixed, truncated: truncated}
+	if p.cur == nil && !truncated {
+		// Idle fast path: look at the line through a temporary view and
+		// copy it only when it may start an incident.
+		if len(text) == 0 {
+			return
+		}
+		view := unsafe.String(&text[0], len(text))
+		if !p.mayStart(view) {
+			return
+		}
+	}
+	s := string(text)
+	if strings.IndexByte(s, '&') >= 0 {
+		s = unescapeHTML(s)
+	}
+	if parts := splitCollapsed(s); parts != nil {
+		repaired := repairFirstPart(parts)
+		for _, part := range parts {
+			ln.text, ln.split = part, true
+			p.logical(ln)
+		}
+		if p.cur != nil {
+			p.cur.note("split a line holding %d collapsed dump lines", len(parts))
+			if repaired {
+				p.cur.note("the collapsed paste starts inside a gdb frame: numbered it before the next one")
+			}
+		}
+		return
+	}
+	ln.text = s
+	p.logical(ln)
+}
+
+// mayStart is the pre-filter of the idle state: it says whether a line can
+// begin an incident or change scanner state. It must be cheap: most lines of
+// a be.out or be.INFO are ordinary log lines.
+func (p *parser) mayStart(s string) bool {
+	if sev, _, msg, ok := glogLine(s); ok {
+		if sev == 'F' {
+			return true
+		}
+		return strings.Contains(msg, "version ")
+	}
+	return true
+}
+
+// logical classifies one logical line and feeds the assembler.
+func (p *parser) logical(ln lineInfo) {
+	k, m := p.classify(ln.text)
+	if k == kStart {
+		p.closeCurrent("")
+		p.banner = banner{}
+		return
+	}
+	if k == kBanner {
+		p.setBanner(m)
+		if p.cur == nil {
+			return
+		}
+	}
+	if p.cur != nil {
+		if p.cur.accept(p, ln, k, m) {
+			return
+		}
+		if !startsIncident(k, ln.text, p) {
+			return
+		}
+		p.closeCurrent("")
+	}
+	if startsIncident(k, ln.text, p) {
+		p.cur = newIncident(p, ln)
+		if !p.cur.accept(p, ln, k, m) {
+			p.cur = nil
+		}
+	}
+}
+
+// classify returns the kind of a line and the submatches of its rule.
+func (p *parser) classify(s string) (lineKind, []string) {
+	trimmed := strings.TrimLeft(s, " \t")
+	if trimmed == "" {
+		return kBlank, nil
+	}
+	if sev, _, msg, ok := glogLine(trimmed); ok {
+		if sev == 'F' {
+			return kFatal, []string{trimmed, msg}
+		}
+		if strings.Contains(msg, "version ") {
+			if r, m := allRules.match(msg, strings.TrimLeft(msg, " "), true); r != nil && r.kind == kBanner {
+				return kBanner, m
+			}
+		}
+		return kGlog, []string{trimmed, msg}
+	}
+	r, m := allRules.match(s, trimmed, true)
+	if r == nil {
+		return kOther, nil
+	}
+	if m == nil {
+		m = []string{trimmed}
+	}
+	return r.kind, m
+}
+
+func (p *parser) setBanner(m []string) {
+	if len(m) < 2 {
+		return
+	}
+	v := m[1]
+	b := banner{version: v}
+	switch {
+	case strings.HasPrefix(v, "doris-"), strings.HasPrefix(v, "palo-"):
+		b.product = ProductDoris
+	}
+	if len(m) > 3 {
+		b.btype, b.build = m[2], m[3]
+	}
+	p.banner = b
+}
+
+// startsIncident says whether a line of this kind opens an incident when
+// none is open (or after the open one refused it).
+func startsIncident(k lineKind, text string, p *parser) bool {
+	switch k {
+	case kQueryID, kNereids, kTablet, kCommit, kAbortedAt, kSignal, kPC, kSRQuery, kTracker,
+		kVersion, kFatal, kCheckHeader, kTerminate, kWhat, kJVMStart, kJVMOOM, kHsErrThread,
+		kJstackStart, kJavaThread, kAsanStart, kAsanDeadly, kTsanStart, kUbsanStart,
+		kGDBCore, kGDBTerminated, kGDBThread, kGDBCurrent, kJemalloc, kAssert, kKernelSegv, kKernelTrap,
+		kDorisAPIStart, kMinidump:
+		return true
+	case kTcmalloc:
+		return strings.Contains(text, "Attempt to free invalid pointer") || strings.Contains(text, "allocation failed")
+	case kOther:
+		// Headerless pastes: a boost frame 0, a glog `@` frame, a gdb frame #0.
+		t := strings.TrimLeft(text, " \t")
+		if len(t) < 3 {
+			return false
+		}
+		switch {
+		case t[0] == '0' && t[1] == '#':
+			return true
+		case t[0] == '@' && t[1] == ' ':
+			_, _, ok := p.parseAtFrame(t)
+			return ok
+		case t[0] == '#' && isDigit(t[1]):
+			// gdb frames; a paste may start at any frame (`#43 0x… in f (…`).
+			f, ok := p.parseGDBFrame(t)
+			return ok && (f.Index == 0 || f.PC != 0)
+		}
+	}
+	return false
+}
+
+// closeCurrent finishes the open incident, if any.
+func (p *parser) closeCurrent(reason string) {
+	if p.cur == nil {
+		return
+	}
+	if c := p.cur.finish(p, reason); c != nil {
+		p.out = append(p.out, c)
+	}
+	p.cur = nil
+}
+
+// finish closes the input: the open incident ends at EOF.
+func (p *parser) finish() []*Crash {
+	if p.cur != nil {
+		p.cur.eof = true
+	}
+	p.closeCurrent("")
+	out := p.out
+	p.out = nil
+	return out
+}
+
+// bytesHasPrefix is bytes.HasPrefix for a string prefix.
+func bytesHasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && bytes.Equal(b[:len(prefix)], []byte(prefix))
+}
+
+// repairFirstPart handles a collapsed gdb paste that starts inside its first
+// frame (`0x… in f (…) at x.h:372 #1 <signal handler called> #2 …` or
+// `f (this=…) at x.cpp:1 #1 0x… in g …`): the text before the first marker is
+// the frame just before it, so it gets that frame's number. It reports
+// whether it changed parts.
+func repairFirstPart(parts []string) bool {
+	if len(parts) < 2 {
+		return false
+	}
+	first := strings.TrimSpace(parts[0])
+	next := strings.TrimLeft(parts[1], " ")
+	if first == "" || first[0] == '#' || first[0] == '*' || !strings.HasPrefix(next, "#") || len(next) < 2 || !isDigit(next[1]) {
+		return false
+	}
+	if !strings.Contains(first, " at ") && !strings.Contains(first, " in ") {
+		return false
+	}
+	n := 0
+	for i := 1; i < len(next) && isDigit(next[i]); i++ {
+		n = n*10 + int(next[i]-'0')
+	}
+	if n < 1 {
+		return false
+	}
+	parts[0] = "#" + strconv.Itoa(n-1) + "  " + first
+	return true
+}
