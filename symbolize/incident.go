@@ -36,28 +36,28 @@ type stack struct {
 
 // incident is a Crash under construction.
 type incident struct {
-	c        *Crash
-	sec      section
-	stacks   []*stack
-	cur      *stack // receiving frames
-	lastIdx  int
-	gap      int
-	blank    bool // a blank line followed the last frame
-	prevText string
-	hasSig   bool
-	family   string // family of the signal dump: F1 or F2
-	eof      bool
-	ended    bool // the dump's own end marker was seen
-	threads  []Thread
-	gdbCur   int64 // LWP of gdb's current thread
-	gdbSig   bool  // gdb said "Program terminated with signal"
-	msgOpen  bool  // FATAL / what() message may continue on the next lines
-	lines    int
-	tracker  int
+	c           *Crash
+	sec         section
+	stacks      []*stack
+	cur         *stack // receiving frames
+	lastIdx     int
+	gap         int
+	blank       bool // a blank line followed the last frame
+	prevText    string
+	hasSig      bool
+	family      string // family of the signal dump: F1 or F2
+	eof         bool
+	ended       bool // the dump's own end marker was seen
+	threads     []Thread
+	gdbCur      int64 // LWP of gdb's current thread
+	gdbSig      bool  // gdb said "Program terminated with signal"
+	msgOpen     bool  // FATAL / what() message may continue on the next lines
+	lines       int
+	tracker     int
 	versionOnly bool // opened by a build line alone: weak until confirmed
 	interleaved int
 	pcFrame     Frame // the glog `PC: @` line as a frame (the faulting frame)
-	notes    []string
+	notes       []string
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
