@@ -1,0 +1,78 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"os"
+)
+
+// binaryResolver symbolizes a module through the package's DWARF
+// symbolizer (Binary): inline chains, file and line.
+type binaryResolver struct {
+	b      *Binary
+	dbg    *elf.File
+	dbgF   *os.File
+	dbgTry bool
+}
+
+// newDWARFResolver returns a resolver backed by the package's DWARF
+// symbolizer for the module, or nil (no file, no DWARF) to fall back to
+// the symbol tables.
+func (c *Core) newDWARFResolver(m *Module) pcResolver {
+	if m.File == "" || m.IsVDSO {
+		return nil
+	}
+	b, err := OpenBinary(m.File, BinaryOptions{DebugDirs: c.opts.DebugDirs, Demangler: c.dem})
+	if err != nil {
+		c.note("%s: %v", m.Name(), err)
+		return nil
+	}
+	if !b.HasDWARF() {
+		b.Close()
+		return nil
+	}
+	return &binaryResolver{b: b}
+}
+
+func (r *binaryResolver) resolve(pc uint64, exact bool) []coreLoc {
+	locs, err := r.b.Lookup(pc, LookupOptions{Exact: exact})
+	if err != nil || len(locs) == 0 {
+		return nil
+	}
+	out := make([]coreLoc, 0, len(locs))
+	for _, l := range locs {
+		cl := coreLoc{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column, Inlined: l.Inlined}
+		if IsMangled(l.Linkage) {
+			cl.Function, cl.Demangled = l.Linkage, l.Function
+		}
+		out = append(out, cl)
+	}
+	return out
+}
+
+func (r *binaryResolver) hasSymbols() bool  { return true }
+func (r *binaryResolver) hasLines() bool    { return r.b.HasDWARF() }
+func (r *binaryResolver) debugPath() string { return r.b.DebugPath() }
+
+func (r *binaryResolver) debugELF() *elf.File {
+	if !r.dbgTry {
+		r.dbgTry = true
+		if p := r.b.DebugPath(); p != "" {
+			if f, err := os.Open(p); err == nil {
+				if ef, err := elf.NewFile(f); err == nil {
+					r.dbg, r.dbgF = ef, f
+				} else {
+					f.Close()
+				}
+			}
+		}
+	}
+	return r.dbg
+}
+
+func (r *binaryResolver) close() {
+	r.b.Close()
+	if r.dbgF != nil {
+		r.dbgF.Close()
+		r.dbgF = nil
+	}
+}

@@ -1,0 +1,486 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The -update flag may also be defined by other test files of the package;
+// register it only when nobody did, and read it by name.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+const coreTestdata = "../testdata/core"
+
+// gunzipTo decompresses testdata/core/<rel>.gz into dir and returns the path.
+func gunzipTo(t testing.TB, dir, rel string) string {
+	t.Helper()
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(rel), ".gz"))
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	f, err := os.Open(filepath.Join(coreTestdata, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, zr); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// coreCase is one committed core with the binary it was made with.
+type coreCase struct {
+	name, bin string
+	signal    string
+	fault     Addr // 0: no fault address expected
+	cause     CrashCause
+}
+
+var coreCases = []coreCase{
+	{"kern_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo},
+	{"kern_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSigInfo},
+	{"kernr_fp", "sim_fp", "SIGSEGV", 0, CauseDumpSignal},
+	{"kernk_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame},
+	{"kerna_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame},
+	{"kerna_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame},
+	{"gdb_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo},
+	{"gdba_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame},
+}
+
+// openTestCore opens a committed core with its binary and the committed
+// libc and ld.so (the files it was made with), never the host's.
+func openTestCore(t testing.TB, dir, name string, bins ...string) *Core {
+	t.Helper()
+	corePath := gunzipTo(t, dir, "cores/"+name+".core.gz")
+	var paths []string
+	for _, b := range bins {
+		paths = append(paths, gunzipTo(t, dir, b))
+	}
+	paths = append(paths, gunzipTo(t, dir, "lib/libc.so.6.gz"), gunzipTo(t, dir, "lib/ld-linux-x86-64.so.2.gz"))
+	c, err := OpenCore(context.Background(), corePath, CoreOptions{Binaries: paths, NoDiskLookup: true})
+	if err != nil {
+		t.Fatalf("OpenCore(%s): %v", name, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// gdbFrame is one frame of gdb's `thread apply all bt`.
+type gdbFrame struct {
+	pc     uint64
+	name   string
+	signal bool
+}
+
+var (
+	gdbThreadRe = regexp.MustCompile(`^Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP (\d+)\)\):`)
+	gdbFrameRe  = regexp.MustCompile(`^#\d+\s+(?:(0x[0-9a-f]+) in )?(.*)$`)
+)
+
+// parseGDB reads gdb's output: LWP -> frames.
+func parseGDB(t testing.TB, path string) map[int64][]gdbFrame {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][]gdbFrame{}
+	var cur int64 = -1
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := gdbThreadRe.FindStringSubmatch(line); m != nil {
+			cur, _ = strconv.ParseInt(m[1], 10, 64)
+			out[cur] = nil
+			continue
+		}
+		if cur < 0 {
+			continue
+		}
+		m := gdbFrameRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := gdbFrame{}
+		if strings.HasPrefix(m[2], "<signal handler called>") {
+			f.signal = true
+		} else {
+			if m[1] == "" {
+				t.Fatalf("%s: frame without address: %q", path, line)
+			}
+			f.pc, _ = strconv.ParseUint(m[1][2:], 16, 64)
+			name := m[2]
+			if i := strings.Index(name, " ("); i >= 0 {
+				name = name[:i]
+			}
+			f.name = name
+		}
+		out[cur] = append(out[cur], f)
+	}
+	return out
+}
+
+// nameKey reduces a function name to its last scope component without
+// template arguments, parameters or clone suffixes, for comparing our
+// names with gdb's (which prints DWARF names in its own style).
+func nameKey(s string) string {
+	if i := strings.Index(s, " [clone"); i >= 0 {
+		s = s[:i]
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch r {
+		case '<', '(':
+			depth++
+		case '>', ')':
+			if depth > 0 {
+				depth--
+			}
+		default:
+			if depth == 0 {
+				b.WriteRune(r)
+			}
+		}
+	}
+	s = strings.TrimSpace(b.String())
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		s = s[i+2:]
+	}
+	s = strings.TrimPrefix(s, "__GI_")
+	return s
+}
+
+// coreMatch is the comparison of one core with gdb.
+type coreMatch struct {
+	threads, threadsPCsEqual int
+	gdbPCs, pcsFound         int
+	gdbNamed, namesMatched   int
+}
+
+func compareWithGDB(t *testing.T, c *Core, gdb map[int64][]gdbFrame) coreMatch {
+	var m coreMatch
+	for i, th := range c.Threads {
+		g, ok := gdb[th.TID]
+		if !ok {
+			t.Errorf("thread LWP %d not in gdb's output", th.TID)
+			continue
+		}
+		m.threads++
+		// physical PCs: ours without trampolines, gdb's without signal
+		// frames and with inline frames (same PC, consecutive) merged
+		var ours, theirs []uint64
+		for _, f := range th.Frames {
+			if !f.SignalTrampoline {
+				ours = append(ours, uint64(f.PC))
+			}
+		}
+		var groups [][]gdbFrame
+		for _, f := range g {
+			if f.signal {
+				continue
+			}
+			if len(groups) > 0 && groups[len(groups)-1][0].pc == f.pc {
+				groups[len(groups)-1] = append(groups[len(groups)-1], f)
+				continue
+			}
+			groups = append(groups, []gdbFrame{f})
+			theirs = append(theirs, f.pc)
+		}
+		m.gdbPCs += len(theirs)
+		set := map[uint64]bool{}
+		for _, pc := range ours {
+			set[pc] = true
+		}
+		for _, pc := range theirs {
+			if set[pc] {
+				m.pcsFound++
+			}
+		}
+		// gdb stops at main (backtrace past-main is off); we go on to _start
+		if len(g) > 0 && g[len(g)-1].name == "main" && len(ours) > len(theirs) {
+			ours = ours[:len(theirs)]
+		}
+		if fmt.Sprint(ours) == fmt.Sprint(theirs) {
+			m.threadsPCsEqual++
+		} else {
+			t.Errorf("LWP %d: PCs differ\n ours %x\n gdb  %x", th.TID, ours, theirs)
+		}
+		// names: per physical frame, gdb's inline chain against ours
+		frames := c.ThreadFrames(i)
+		var ourGroups [][]Frame
+		for _, f := range frames {
+			if f.Function == "<signal handler called>" {
+				continue
+			}
+			if len(ourGroups) > 0 && ourGroups[len(ourGroups)-1][0].Index == f.Index {
+				ourGroups[len(ourGroups)-1] = append(ourGroups[len(ourGroups)-1], f)
+				continue
+			}
+			ourGroups = append(ourGroups, []Frame{f})
+		}
+		for gi, grp := range groups {
+			for k, gf := range grp {
+				if gf.name == "??" {
+					continue
+				}
+				m.gdbNamed++
+				if gi < len(ourGroups) && k < len(ourGroups[gi]) && nameKey(ourGroups[gi][k].Name()) == nameKey(gf.name) {
+					m.namesMatched++
+				} else if testing.Verbose() {
+					got := ""
+					if gi < len(ourGroups) && k < len(ourGroups[gi]) {
+						got = ourGroups[gi][k].Name()
+					}
+					t.Logf("LWP %d frame %d.%d: gdb %q, ours %q", th.TID, gi, k, gf.name, got)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// TestCoreAgainstGDB unwinds every committed core and compares each
+// thread's PCs and names with gdb's `thread apply all bt` on the same core
+// (recorded by gen.sh), and checks the crash verdict.
+func TestCoreAgainstGDB(t *testing.T) {
+	var total coreMatch
+	var report strings.Builder
+	fmt.Fprintf(&report, "%-11s %8s %10s %12s %12s\n", "core", "threads", "PCs=gdb", "gdb PCs", "names")
+	for _, cc := range coreCases {
+		t.Run(cc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := openTestCore(t, dir, cc.name, "bin/"+cc.bin+".gz")
+			m := compareWithGDB(t, c, parseGDB(t, filepath.Join(coreTestdata, "golden", cc.name+".gdb.txt")))
+			fmt.Fprintf(&report, "%-11s %3d/%-4d %10s %5d/%-6d %5d/%-6d\n", cc.name, m.threadsPCsEqual, m.threads, "", m.pcsFound, m.gdbPCs, m.namesMatched, m.gdbNamed)
+			total.threads += m.threads
+			total.threadsPCsEqual += m.threadsPCsEqual
+			total.gdbPCs += m.gdbPCs
+			total.pcsFound += m.pcsFound
+			total.gdbNamed += m.gdbNamed
+			total.namesMatched += m.namesMatched
+
+			ci := c.CrashInfo()
+			cr, err := c.Crash(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cr.Signal != cc.signal || ci.Cause != cc.cause {
+				t.Errorf("signal %s cause %s, want %s %s", cr.Signal, ci.Cause, cc.signal, cc.cause)
+			}
+			if cc.fault != 0 && (!cr.HasFaultAddress || cr.FaultAddress != cc.fault) {
+				t.Errorf("fault address %s (%v), want %s", cr.FaultAddress, cr.HasFaultAddress, cc.fault)
+			}
+			if cc.fault == 0 && cr.HasFaultAddress {
+				t.Errorf("fault address %s reported for a re-raised signal", cr.FaultAddress)
+			}
+			ct := cr.CrashingThread()
+			if ct == nil || &cr.Threads[0] != ct {
+				t.Fatalf("crashing thread is not first")
+			}
+			// the faulting frame is ParsedPageV1::read (maybe under the handler frames)
+			found := false
+			for _, f := range ct.Frames {
+				if strings.Contains(f.Name(), "starrocks::ParsedPageV1::read") {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("crashing thread LWP %d has no ParsedPageV1::read frame", ct.ID)
+			}
+			checkCoreGolden(t, cc.name, c, cr)
+		})
+	}
+	if total.gdbNamed > 0 {
+		fmt.Fprintf(&report, "%-11s %3d/%-4d %10s %5d/%-6d %5d/%-6d (%.1f%% names)\n", "total", total.threadsPCsEqual, total.threads, "",
+			total.pcsFound, total.gdbPCs, total.namesMatched, total.gdbNamed, 100*float64(total.namesMatched)/float64(total.gdbNamed))
+	}
+	t.Logf("comparison with gdb:\n%s", report.String())
+}
+
+// checkCoreGolden compares the human rendering of the crash with
+// testdata/core/golden/<name>.crashsig.txt.
+func checkCoreGolden(t *testing.T, name string, c *Core, cr *Crash) {
+	t.Helper()
+	var b bytes.Buffer
+	WriteCoreText(&b, c, cr)
+	path := filepath.Join(coreTestdata, "golden", name+".crashsig.txt")
+	if updateGolden() {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run Core -update)", err)
+	}
+	if !bytes.Equal(want, b.Bytes()) {
+		t.Errorf("%s differs from the golden file; rerun with -update and review the diff\n--- got\n%s", path, b.String())
+	}
+}
+
+func TestCoreBuildIDMismatch(t *testing.T) {
+	dir := t.TempDir()
+	// a sim_nofp binary offered for a sim_fp core
+	nofp := gunzipTo(t, dir, "bin/sim_nofp.gz")
+	corePath := gunzipTo(t, dir, "cores/kern_fp.core.gz")
+	c, err := OpenCore(context.Background(), corePath, CoreOptions{Binaries: []string{nofp}, NoDiskLookup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Mismatches) != 1 {
+		t.Fatalf("mismatches = %v, want 1", c.Mismatches)
+	}
+	mm := c.Mismatches[0]
+	if !mm.Used || mm.File != nofp || mm.CoreBuildID == mm.FileBuildID || mm.CoreBuildID == "" {
+		t.Errorf("mismatch = %+v", mm)
+	}
+	var target *BuildIDMismatch
+	if !errors.As(error(mm), &target) {
+		t.Error("BuildIDMismatch is not an error")
+	}
+	cr, err := c.Crash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range cr.Notes {
+		if strings.HasPrefix(n, "WARNING: build-id mismatch") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no mismatch warning in notes: %q", cr.Notes)
+	}
+}
+
+// TestCoreStrippedWithDebugFile opens the fp cores with the stripped
+// binary: unwinding needs only .eh_frame; names come from the debug file.
+func TestCoreStrippedWithDebugFile(t *testing.T) {
+	dir := t.TempDir()
+	gunzipTo(t, dir, "bin/sim_strip.debug.gz") // next to the binary: found by .gnu_debuglink
+	c := openTestCore(t, dir, "kern_fp", "bin/sim_strip.gz")
+	ref := openTestCore(t, t.TempDir(), "kern_fp", "bin/sim_fp.gz")
+	for i := range c.Threads {
+		a, b := c.ThreadFrames(i), ref.ThreadFrames(i)
+		if len(a) != len(b) {
+			t.Fatalf("thread %d: %d frames stripped, %d unstripped", i, len(a), len(b))
+		}
+		for k := range a {
+			if a[k].PC != b[k].PC || a[k].Name() != b[k].Name() {
+				t.Errorf("thread %d frame %d: stripped %s %s, unstripped %s %s", i, k, a[k].PC, a[k].Name(), b[k].PC, b[k].Name())
+			}
+		}
+	}
+	for _, m := range c.Modules {
+		if m.IsMain && m.DebugFile == "" {
+			t.Errorf("main module: no debug file found")
+		}
+	}
+	// without the debug file: same PCs, module+offset, build-id listed
+	dir2 := t.TempDir()
+	c2 := openTestCore(t, dir2, "kern_fp", "bin/sim_strip.gz")
+	cr, err := c2.Crash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, f := range cr.Threads[0].Frames {
+		if f.PC != ref.ThreadFrames(ref.CrashInfo().Thread)[k].PC && !f.Inlined {
+			break
+		}
+	}
+	want := "no debug info for " + c2.Modules[0].Path
+	found := false
+	for _, n := range cr.Notes {
+		if strings.HasPrefix(n, want) && strings.Contains(n, c2.Modules[0].BuildID) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("notes do not list the missing debug file: %q", cr.Notes)
+	}
+}
+
+func TestCoreJSON(t *testing.T) {
+	c := openTestCore(t, t.TempDir(), "kerna_fp", "bin/sim_fp.gz")
+	cr, err := c.Crash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := json.Marshal(cr)
+	cr2, _ := c.Crash(context.Background())
+	b2, _ := json.Marshal(cr2)
+	if !bytes.Equal(b1, b2) {
+		t.Error("Crash is not deterministic")
+	}
+	var back Crash
+	if err := json.Unmarshal(b1, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Kind != KindSignal || back.Signal != "SIGSEGV" || back.FaultAddress != 0x40 || !back.Threads[0].Crashed || back.PID == 0 || back.TID != back.Threads[0].ID {
+		t.Errorf("round trip: kind %s signal %s addr %s crashed %v pid %d tid %d", back.Kind, back.Signal, back.FaultAddress, back.Threads[0].Crashed, back.PID, back.TID)
+	}
+}
+
+func TestIsCore(t *testing.T) {
+	dir := t.TempDir()
+	core := gunzipTo(t, dir, "cores/kern_fp.core.gz")
+	bin := gunzipTo(t, dir, "bin/sim_fp.gz")
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{{core, true}, {bin, false}} {
+		f, err := os.Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := IsCore(f); got != tc.want {
+			t.Errorf("IsCore(%s) = %v", tc.path, got)
+		}
+		f.Close()
+	}
+	if IsCore(bytes.NewReader([]byte("\x7fEL"))) {
+		t.Error("IsCore(short) = true")
+	}
+	if _, err := NewCore(context.Background(), bytes.NewReader([]byte("hello")), 5, CoreOptions{}); !errors.Is(err, ErrNotCore) {
+		t.Errorf("NewCore(text) = %v, want ErrNotCore", err)
+	}
+}
