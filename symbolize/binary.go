@@ -98,11 +98,13 @@ type Binary struct {
 	dbgPath string
 	warns   []error
 
-	syms   symTable
-	dw     *dwData // nil when no DWARF
-	dem    *Demangler
-	closed atomic.Bool
-	life   sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
+	syms       symTable
+	dw         *dwData // nil when no DWARF
+	dem        *Demangler
+	closed     atomic.Bool
+	life       sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
+	symIdxOnce sync.Once
+	symIdx     *symNameIndex
 	// loadBase is the lowest PT_LOAD p_vaddr rounded down to a page.
 	loadBase uint64
 }
@@ -205,8 +207,9 @@ func (b *Binary) IsPIE() bool { return b.typ == elf.ET_DYN }
 
 // LoadBase returns the link-time address of the first loadable segment
 // (page aligned): 0 for PIE and shared objects, 0x400000 for a classic
-// non-PIE x86-64 executable. A module+offset frame's file address is
-// LoadBase()+offset.
+// non-PIE x86-64 executable. Note that module+offset frames (ASAN,
+// glibc backtrace_symbols) are relative to the load bias, which is 0 for
+// a non-PIE executable, so their offset is already a file address.
 func (b *Binary) LoadBase() uint64 { return b.loadBase }
 
 // HasDWARF reports whether DWARF debug info is available.

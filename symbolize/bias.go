@@ -1,0 +1,229 @@
+package symbolize
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+const pageSize = 4096
+
+// BiasEstimate is a load bias and the evidence for it.
+type BiasEstimate struct {
+	// Bias is load address minus link-time address (page aligned).
+	Bias uint64 `json:"bias"`
+	// Source is "caller", "module+offset" (a frame printed both an absolute
+	// PC and a module offset), "symbols" (recovered from frames printing an
+	// address and a function name), or "" when no bias could be found.
+	Source string `json:"source,omitempty"`
+	// Votes is how many frames agree with Bias, Frames how many frames
+	// could vote (had an address and a usable name or offset).
+	Votes  int `json:"votes"`
+	Frames int `json:"frames"`
+	// Ambiguous is set when another bias had as many votes.
+	Ambiguous bool `json:"ambiguous,omitempty"`
+	// Reason explains a failure (Source == "").
+	Reason string `json:"reason,omitempty"`
+}
+
+// RecoverBias finds the load bias of a PIE binary from crash frames
+// that belong to it. A frame with both an absolute PC and a module offset
+// gives the bias directly. Otherwise frames printing an absolute PC and a
+// function name (glog `@ 0x55d1… doris::Foo::bar()`) vote: the bias must
+// be the page-aligned value that puts each PC inside the symbol of that
+// name; the value with most votes wins. It needs the binary's symbol table.
+func RecoverBias(b *Binary, frames []Frame) BiasEstimate {
+	var est BiasEstimate
+	// Direct evidence.
+	direct := map[uint64]int{}
+	for _, f := range frames {
+		if f.PC != 0 && f.HasOffset && uint64(f.PC) >= uint64(f.Offset) {
+			direct[uint64(f.PC)-uint64(f.Offset)]++
+			est.Frames++
+		}
+	}
+	if len(direct) > 0 {
+		return pickBias(direct, est, "module+offset")
+	}
+	votes := map[uint64]int{}
+	var idx *symNameIndex
+	for _, f := range frames {
+		name := f.Function
+		if f.Demangled != "" {
+			name = f.Demangled
+		}
+		if f.PC == 0 || isPlaceholderName(name) || looksLikeAddress(name) {
+			continue
+		}
+		if idx == nil {
+			idx = b.symIndex()
+		}
+		cands := idx.find(b, name)
+		if len(cands) == 0 {
+			continue
+		}
+		est.Frames++
+		pc := uint64(f.PC)
+		seen := map[uint64]bool{}
+		for _, si := range cands {
+			a, sz := b.syms.addr[si], b.syms.size[si]
+			if sz == 0 {
+				sz = 1
+			}
+			if pc < a {
+				continue
+			}
+			// pc - bias in [a, a+sz): bias in (pc-a-sz, pc-a].
+			hiB := (pc - a) &^ (pageSize - 1)
+			loB := uint64(0)
+			if pc-a >= sz {
+				loB = pc - a - sz + 1
+			}
+			n := 0
+			for v := hiB; v >= loB && n < 64; v -= pageSize {
+				if !seen[v] {
+					seen[v] = true
+					votes[v]++
+				}
+				n++
+				if v < pageSize {
+					break
+				}
+			}
+		}
+	}
+	if len(votes) == 0 {
+		est.Reason = "no frame printed both an address and a function name found in the symbol table"
+		if b.syms.addr == nil {
+			est.Reason = "the binary has no symbol table"
+		}
+		return est
+	}
+	return pickBias(votes, est, "symbols")
+}
+
+func pickBias(votes map[uint64]int, est BiasEstimate, source string) BiasEstimate {
+	keys := make([]uint64, 0, len(votes))
+	for k := range votes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	best, bestN, ties := uint64(0), 0, 0
+	for _, k := range keys {
+		switch n := votes[k]; {
+		case n > bestN:
+			best, bestN, ties = k, n, 0
+		case n == bestN:
+			ties++
+		}
+	}
+	est.Bias, est.Votes, est.Source, est.Ambiguous = best, bestN, source, ties > 0
+	if est.Ambiguous && bestN < 2 {
+		est.Source = ""
+		est.Reason = fmt.Sprintf("%d candidate biases with %d vote each", ties+1, bestN)
+	}
+	return est
+}
+
+// symNameIndex maps a function's qualified name without parameters
+// (`starrocks::ChunkSource::buffer_next_batch_chunks_blocking`) to symbol
+// indexes. It is built on first use by demangling the symbol table.
+type symNameIndex struct {
+	byKey map[string][]int
+}
+
+func (b *Binary) symIndex() *symNameIndex {
+	b.symIdxOnce.Do(func() {
+		idx := &symNameIndex{byKey: map[string][]int{}}
+		for i, n := range b.syms.name {
+			d, _ := b.dem.Demangle(n)
+			k := nameKey(d)
+			if k != "" {
+				idx.byKey[k] = append(idx.byKey[k], i)
+			}
+		}
+		b.symIdx = idx
+	})
+	return b.symIdx
+}
+
+func (x *symNameIndex) find(b *Binary, name string) []int {
+	if IsMangled(name) {
+		name, _ = b.dem.Demangle(name)
+	}
+	return x.byKey[nameKey(name)]
+}
+
+// nameKey reduces a demangled function name to its qualified name: no
+// parameter list, no return type, no clone suffix, no cv-qualifiers.
+func nameKey(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, " [clone "); i >= 0 {
+		s = s[:i]
+	}
+	// Cut at the parameter list: the first '(' at template depth 0 that
+	// is not part of "operator()" or an "(anonymous namespace)".
+	depth := 0
+	cut := len(s)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			if !strings.HasSuffix(s[:i], "operator") && !strings.HasSuffix(s[:i], "operator<") {
+				depth++
+			}
+		case '>':
+			if depth > 0 && !strings.HasSuffix(s[:i], "operator-") && !strings.HasSuffix(s[:i], "operator") && !strings.HasSuffix(s[:i], "operator>") {
+				depth--
+			}
+		case '(':
+			if depth != 0 {
+				continue
+			}
+			if strings.HasPrefix(s[i:], "(anonymous namespace)") {
+				i += len("(anonymous namespace)") - 1
+				continue
+			}
+			if strings.HasSuffix(s[:i], "operator") && strings.HasPrefix(s[i:], "()") {
+				i++
+				continue
+			}
+			if strings.HasPrefix(s[i:], "{lambda(") || i > 0 && s[i-1] == '{' {
+				continue
+			}
+			cut = i
+			i = len(s)
+		case '{':
+			// {lambda(...)#1}: skip to the matching brace.
+			if j := strings.IndexByte(s[i:], '}'); j > 0 {
+				i += j
+			}
+		}
+	}
+	s = s[:cut]
+	// Drop a return type: the last space at depth 0.
+	depth = 0
+	last := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			if depth > 0 {
+				depth--
+			}
+		case '(':
+			if strings.HasPrefix(s[i:], "(anonymous namespace)") {
+				i += len("(anonymous namespace)") - 1
+			}
+		case ' ':
+			if depth == 0 && !strings.HasSuffix(s[:i], "operator") {
+				last = i
+			}
+		}
+	}
+	if last >= 0 {
+		s = s[last+1:]
+	}
+	return s
+}
+

@@ -1,0 +1,148 @@
+package symbolize
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+const testBias = 0x55d4a1200000
+
+// glogFrames builds frames like a PIE backend's glog dump: absolute
+// return addresses (symbol start + 5, as after a call) with the printed,
+// demangled function names.
+func glogFrames(t *testing.T, b *Binary, bias uint64, names ...string) []Frame {
+	var fr []Frame
+	for i, n := range names {
+		a := symAddr(t, b, n)
+		d, _ := Demangle(n)
+		fr = append(fr, Frame{Index: i, PC: Addr(bias + a + 5), Function: d, Demangled: d})
+	}
+	return fr
+}
+
+func TestRecoverBiasFromSymbols(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	fr := glogFrames(t, b, testBias,
+		"_ZN9starrocks11ChunkSource33buffer_next_batch_chunks_blockingEm",
+		"_ZN9starrocks12_GLOBAL__N_111anon_workerEi",
+		"_ZN5doris10segment_v215SegmentIterator10next_batchESt8functionIFiiEE.isra.0",
+		"main")
+	// glog prints names without parameter lists too.
+	fr[0].Function, fr[0].Demangled = "starrocks::ChunkSource::buffer_next_batch_chunks_blocking()", ""
+	fr = append(fr, Frame{Index: 9, PC: 0x7f0000001234, Function: "(unknown)"})
+	est := RecoverBias(b, fr)
+	if est.Source != "symbols" || est.Bias != testBias || est.Votes != 4 || est.Frames != 4 || est.Ambiguous {
+		t.Fatalf("RecoverBias = %+v, want bias %#x from 4 frames", est, uint64(testBias))
+	}
+	// Direct evidence from module+offset frames wins.
+	fr = append(fr, Frame{Index: 10, PC: Addr(testBias + 0x1234), Module: "/opt/be/lib/o2-fp-dw5", Offset: 0x1234, HasOffset: true})
+	est = RecoverBias(b, fr)
+	if est.Source != "module+offset" || est.Bias != testBias {
+		t.Fatalf("RecoverBias with offsets = %+v", est)
+	}
+	// Nothing usable.
+	est = RecoverBias(b, []Frame{{PC: 0x1234}})
+	if est.Source != "" || est.Reason == "" {
+		t.Fatalf("RecoverBias(no names) = %+v", est)
+	}
+}
+
+func TestFramesPIE(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	fr := glogFrames(t, b, testBias,
+		"_ZN9starrocks12_GLOBAL__N_111anon_workerEi",
+		"_ZN9starrocks11ChunkSource33buffer_next_batch_chunks_blockingEm",
+		"main")
+	fr[0].Function, fr[0].Demangled = "(unknown)", ""
+	fr = append(fr,
+		Frame{Index: 3, PC: 0x7f3a4c442520, Module: "/lib/x86_64-linux-gnu/libc.so.6"},
+		Frame{Index: 4, Function: "start_thread"})
+	c := &Crash{Threads: []Thread{{Crashed: true, Frames: fr}}}
+	rep, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Symbolized != 3 || rep.Biases["doris_be"].Bias != testBias {
+		t.Fatalf("report = %+v", rep)
+	}
+	if len(rep.Unresolved) != 2 || !strings.Contains(rep.Unresolved[0].Reason, "libc.so.6") || !strings.Contains(rep.Unresolved[1].Reason, "no address") {
+		t.Errorf("unresolved = %+v", rep.Unresolved)
+	}
+	got := c.Threads[0].Frames
+	if len(got) != 5+rep.Inlined {
+		t.Fatalf("%d frames, want %d", len(got), 5+rep.Inlined)
+	}
+	// Frame 0 printed (unknown): Function stays, Demangled gets the name.
+	var f0 *Frame
+	for i := range got {
+		if got[i].Index == 0 && !got[i].Inlined {
+			f0 = &got[i]
+		}
+	}
+	if f0 == nil || f0.Function != "(unknown)" || f0.Demangled != "starrocks::(anonymous namespace)::anon_worker(int)" || !f0.Symbolized || f0.Line == 0 {
+		t.Errorf("frame 0 = %+v", f0)
+	}
+	// Inline frames precede their physical frame and share its index.
+	for i, f := range got {
+		if f.Inlined && (i+1 >= len(got) || got[i+1].Index != f.Index || f.File == "" || !f.Symbolized) {
+			t.Errorf("inline frame %d = %+v", i, f)
+		}
+	}
+	// A printed name is never overwritten.
+	for _, f := range got {
+		if f.Index == 2 && !f.Inlined && f.Function != "main" {
+			t.Errorf("frame 2 Function = %q", f.Function)
+		}
+	}
+	// Idempotent.
+	n := len(c.Threads[0].Frames)
+	if rep2, _ := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"}); rep2.Symbolized != 0 || len(c.Threads[0].Frames) != n {
+		t.Errorf("second Frames call changed the crash: %+v", rep2)
+	}
+}
+
+func TestFramesNonPIE(t *testing.T) {
+	b := openCxx(t, "o2-nofp-dw4", BinaryOptions{})
+	a := symAddr(t, b, "_ZN9starrocks12_GLOBAL__N_111anon_workerEi")
+	c := &Crash{FaultPC: Addr(a + 4), Threads: []Thread{{Crashed: true, Frames: []Frame{
+		{Index: 0, PC: Addr(a + 4)},
+		{Index: 1, PC: Addr(symAddr(t, b, "main") + 9), Function: "main"},
+		{Index: 2, Module: "o2-nofp-dw4", Offset: Addr(symAddr(t, b, "main") + 9), HasOffset: true},
+	}}}}
+	rep, err := Frames(context.Background(), c, Module{Binary: b})
+	if err != nil || rep.Symbolized != 3 || len(rep.Unresolved) != 0 {
+		t.Fatalf("Frames = %+v, %v", rep, err)
+	}
+	// Frame 0 had no name: Function gets the raw name.
+	var f0 Frame
+	for _, f := range c.Threads[0].Frames {
+		if f.Index == 0 && !f.Inlined {
+			f0 = f
+		}
+	}
+	if f0.Function != "_ZN9starrocks12_GLOBAL__N_111anon_workerEi" || f0.Demangled != "starrocks::(anonymous namespace)::anon_worker(int)" {
+		t.Errorf("frame 0 = %+v", f0)
+	}
+	// Exact lookup for the fault PC equals Lookup(pc, Exact).
+	want, _ := b.Lookup(a+4, LookupOptions{Exact: true})
+	if f0.Line != want[len(want)-1].Line {
+		t.Errorf("fault frame line %d, want %d", f0.Line, want[len(want)-1].Line)
+	}
+}
+
+func TestNameKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking(unsigned long)":                 "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
+		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking()":                              "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
+		"doris::Status doris::segment_v2::SegmentIterator::_read_columns<int>(int) [clone .cold]": "doris::segment_v2::SegmentIterator::_read_columns<int>",
+		"starrocks::(anonymous namespace)::anon_worker(int)":                                       "starrocks::(anonymous namespace)::anon_worker",
+		"std::function<int (int)>::operator()(int) const":                                          "std::function<int (int)>::operator()",
+		"bool std::operator< <char>(std::string const&, std::string const&)":                       "std::operator< <char>",
+		"main":                                                                                     "main",
+	} {
+		if got := nameKey(in); got != want {
+			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
