@@ -226,4 +226,3 @@ func nameKey(s string) string {
 	}
 	return s
 }
-

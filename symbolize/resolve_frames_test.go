@@ -133,13 +133,13 @@ func TestFramesNonPIE(t *testing.T) {
 
 func TestNameKey(t *testing.T) {
 	for in, want := range map[string]string{
-		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking(unsigned long)":                 "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
-		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking()":                              "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
+		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking(unsigned long)":                "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
+		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking()":                             "starrocks::ChunkSource::buffer_next_batch_chunks_blocking",
 		"doris::Status doris::segment_v2::SegmentIterator::_read_columns<int>(int) [clone .cold]": "doris::segment_v2::SegmentIterator::_read_columns<int>",
-		"starrocks::(anonymous namespace)::anon_worker(int)":                                       "starrocks::(anonymous namespace)::anon_worker",
-		"std::function<int (int)>::operator()(int) const":                                          "std::function<int (int)>::operator()",
-		"bool std::operator< <char>(std::string const&, std::string const&)":                       "std::operator< <char>",
-		"main":                                                                                     "main",
+		"starrocks::(anonymous namespace)::anon_worker(int)":                                      "starrocks::(anonymous namespace)::anon_worker",
+		"std::function<int (int)>::operator()(int) const":                                         "std::function<int (int)>::operator()",
+		"bool std::operator< <char>(std::string const&, std::string const&)":                      "std::operator< <char>",
+		"main": "main",
 	} {
 		if got := nameKey(in); got != want {
 			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
