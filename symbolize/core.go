@@ -89,8 +89,8 @@ func (m *BuildIDMismatch) Error() string {
 	return fmt.Sprintf("build-id mismatch for %s: core has %s, %s has %s (%s)", m.Module, m.CoreBuildID, m.File, fb, use)
 }
 
-// Module is one ELF object mapped in the process.
-type Module struct {
+// CoreModule is one ELF object mapped in the process.
+type CoreModule struct {
 	// Path is the path recorded in the core (NT_FILE), or "[vdso]".
 	Path string `json:"path"`
 	// Start and End bound the module's file mappings.
@@ -123,7 +123,7 @@ type Module struct {
 }
 
 // Name returns the module's base name ("libc.so.6").
-func (m *Module) Name() string { return filepath.Base(m.Path) }
+func (m *CoreModule) Name() string { return filepath.Base(m.Path) }
 
 // segment is one PT_LOAD of the core.
 type segment struct {
@@ -173,7 +173,7 @@ type Core struct {
 	// Threads are the threads in core order.
 	Threads []*CoreThread
 	// Modules are the mapped ELF objects, sorted by address.
-	Modules []*Module
+	Modules []*CoreModule
 	// Mismatches lists module files whose build-id differs from the core's.
 	Mismatches []*BuildIDMismatch
 	// Notes records observations: missing files, skipped notes, limits hit.
@@ -548,7 +548,7 @@ func (c *Core) isExec(addr uint64) bool {
 }
 
 // moduleFor returns the module whose mappings contain addr.
-func (c *Core) moduleFor(addr uint64) *Module {
+func (c *Core) moduleFor(addr uint64) *CoreModule {
 	i := sort.Search(len(c.Modules), func(i int) bool { return uint64(c.Modules[i].End) > addr })
 	if i < len(c.Modules) && uint64(c.Modules[i].Start) <= addr {
 		return c.Modules[i]

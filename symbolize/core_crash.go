@@ -225,7 +225,7 @@ func (c *Core) crashNotes(ci CrashInfo) []string {
 	}
 	notes = append(notes, c.Notes...)
 	// modules on the stacks without line information: which debug files would help
-	seen := map[*Module]bool{}
+	seen := map[*CoreModule]bool{}
 	for _, t := range c.Threads {
 		for _, f := range t.Frames {
 			if f.Module != nil {

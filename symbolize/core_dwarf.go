@@ -17,7 +17,7 @@ type binaryResolver struct {
 // newDWARFResolver returns a resolver backed by the package's DWARF
 // symbolizer for the module, or nil (no file, no DWARF) to fall back to
 // the symbol tables.
-func (c *Core) newDWARFResolver(m *Module) pcResolver {
+func (c *Core) newDWARFResolver(m *CoreModule) pcResolver {
 	if m.File == "" || m.IsVDSO {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,7 +117,7 @@ func (c *Core) buildModules(ctx context.Context) {
 		if !ok {
 			continue // not an ELF file (data files, fonts, ...)
 		}
-		m := &Module{Path: p, Start: Addr(g.start), End: Addr(g.end), Bias: Addr(g.base - h.firstLoadVaddr)}
+		m := &CoreModule{Path: p, Start: Addr(g.start), End: Addr(g.end), Bias: Addr(g.base - h.firstLoadVaddr)}
 		if !h.isDyn {
 			m.Bias = 0
 		}
@@ -128,7 +129,7 @@ func (c *Core) buildModules(ctx context.Context) {
 	}
 	if v, ok := c.auxv[atSYSINFOEHDR]; ok && v != 0 {
 		if s := c.segFor(v); s != nil && s.filesz > 0 {
-			m := &Module{Path: "[vdso]", Start: Addr(s.vaddr), End: Addr(s.vaddr + s.memsz), IsVDSO: true}
+			m := &CoreModule{Path: "[vdso]", Start: Addr(s.vaddr), End: Addr(s.vaddr + s.memsz), IsVDSO: true}
 			if h, ok := c.readELFHeaders(v); ok {
 				m.Bias = Addr(v - h.firstLoadVaddr)
 				m.BuildID = c.coreBuildID(uint64(m.Bias), h)
@@ -172,6 +173,12 @@ type openedELF struct {
 }
 
 func openELF(path string) (*openedELF, error) {
+	// only regular files: a path from a hostile core may name a FIFO or device
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -198,7 +205,7 @@ func (c *Core) attachFiles() {
 		given = append(given, o)
 	}
 	used := make([]bool, len(given))
-	assign := func(m *Module, o *openedELF, byCaller bool) {
+	assign := func(m *CoreModule, o *openedELF, byCaller bool) {
 		m.elf, m.closer, m.File = o.ef, o.f, o.path
 		if m.BuildID == "" && o.buildID != "" {
 			m.BuildID, m.BuildIDFromFile = o.buildID, true

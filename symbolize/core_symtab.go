@@ -197,6 +197,9 @@ func findDebugFile(path string, ef *elf.File, buildID string, debugDirs []string
 }
 
 func crcFile(p string) uint32 {
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return 0
@@ -210,7 +213,7 @@ func crcFile(p string) uint32 {
 }
 
 // resolver returns the module's resolver, creating it on first use.
-func (c *Core) resolver(m *Module) pcResolver {
+func (c *Core) resolver(m *CoreModule) pcResolver {
 	if m.resLoaded {
 		return m.res
 	}

@@ -155,10 +155,10 @@ func parseGDB(t testing.TB, path string) map[int64][]gdbFrame {
 	return out
 }
 
-// nameKey reduces a function name to its last scope component without
+// coreNameKey reduces a function name to its last scope component without
 // template arguments, parameters or clone suffixes, for comparing our
 // names with gdb's (which prints DWARF names in its own style).
-func nameKey(s string) string {
+func coreNameKey(s string) string {
 	if i := strings.Index(s, " [clone"); i >= 0 {
 		s = s[:i]
 	}
@@ -260,7 +260,7 @@ func compareWithGDB(t *testing.T, c *Core, gdb map[int64][]gdbFrame) coreMatch {
 					continue
 				}
 				m.gdbNamed++
-				if gi < len(ourGroups) && k < len(ourGroups[gi]) && nameKey(ourGroups[gi][k].Name()) == nameKey(gf.name) {
+				if gi < len(ourGroups) && k < len(ourGroups[gi]) && coreNameKey(ourGroups[gi][k].Name()) == coreNameKey(gf.name) {
 					m.namesMatched++
 				} else if testing.Verbose() {
 					got := ""

@@ -37,7 +37,7 @@ type CoreFrame struct {
 	SignalTrampoline bool        `json:"signal_trampoline,omitempty"`
 	Method           FrameMethod `json:"method"`
 	// Module is the module containing PC (nil when PC is in no known module).
-	Module *Module `json:"-"`
+	Module *CoreModule `json:"-"`
 }
 
 // SignalFrame is the kernel rt_sigframe found at a __restore_rt frame: the
@@ -94,7 +94,7 @@ func sectionData(ef *elf.File, name string) ([]byte, uint64, bool) {
 
 // loadCFI parses the module's .eh_frame and, from its debug file,
 // .debug_frame. Failures leave the table empty (frame-pointer fallback).
-func (c *Core) loadCFI(m *Module) *cfiTable {
+func (c *Core) loadCFI(m *CoreModule) *cfiTable {
 	if m.cfiLoaded {
 		return m.cfi
 	}
