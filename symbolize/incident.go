@@ -44,6 +44,7 @@ type incident struct {
 	gap         int
 	blank       bool // a blank line followed the last frame
 	prevText    string
+	prevNo      int // line number of the last frame line
 	hasSig      bool
 	family      string // family of the signal dump: F1 or F2
 	eof         bool
@@ -111,6 +112,7 @@ func (in *incident) addFrame(p *parser, f Frame, ln lineInfo) {
 	}
 	th.Frames = append(th.Frames, f)
 	in.prevText = ln.text
+	in.prevNo = ln.no
 	in.gap = 0
 	in.blank = false
 	in.used(ln)
@@ -638,7 +640,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		return true
 	}
 	// Hard wrap inside a token: join to the previous frame line.
-	if k == kOther && len(in.prevText) >= 120 && in.cur != nil && len(in.cur.th.Frames) > 0 && !strings.HasPrefix(text, " ") {
+	if k == kOther && len(in.prevText) >= 120 && ln.no == in.prevNo+1 && in.cur != nil && len(in.cur.th.Frames) > 0 && !strings.HasPrefix(text, " ") {
 		if in.rejoin(p, ln) {
 			return true
 		}
@@ -695,7 +697,7 @@ func (in *incident) rejoin(p *parser, ln lineInfo) bool {
 	f.Index = last.Index
 	f.Raw = joined
 	*last = f
-	in.prevText = joined
+	in.prevText = ""
 	in.note("joined hard-wrapped line %d to the frame before it", ln.no)
 	in.used(ln)
 	return true

@@ -202,7 +202,7 @@ var htmlReplacer = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "
 // their newlines: `*** Aborted at … *** *** SIGSEGV … *** 0# … 1# …`) into
 // logical lines. It returns nil when the line is not collapsed.
 func splitCollapsed(s string) []string {
-	if len(s) < 160 {
+	if len(s) < 160 || (strings.IndexByte(s, '#') < 0 && !strings.Contains(s, "*** ") && !strings.Contains(s, "@ 0x")) {
 		return nil
 	}
 	var cuts []int

@@ -260,7 +260,7 @@ func (p *parser) mayStart(s string) bool {
 		if sev == 'F' {
 			return true
 		}
-		return strings.Contains(msg, "version ")
+		return isBannerMsg(msg)
 	}
 	return true
 }
@@ -283,9 +283,6 @@ func (p *parser) logical(ln lineInfo) {
 		if p.cur.accept(p, ln, k, m) {
 			return
 		}
-		if !startsIncident(k, ln.text, p) {
-			return
-		}
 		p.closeCurrent("")
 	}
 	if startsIncident(k, ln.text, p) {
@@ -306,7 +303,7 @@ func (p *parser) classify(s string) (lineKind, []string) {
 		if sev == 'F' {
 			return kFatal, []string{trimmed, msg}
 		}
-		if strings.Contains(msg, "version ") {
+		if isBannerMsg(msg) {
 			if r, m := allRules.match(msg, strings.TrimLeft(msg, " "), true); r != nil && r.kind == kBanner {
 				return kBanner, m
 			}
@@ -425,4 +422,11 @@ func repairFirstPart(parts []string) bool {
 	}
 	parts[0] = "#" + strconv.Itoa(n-1) + "  " + first
 	return true
+}
+
+// isBannerMsg says whether a glog message may be the startup version
+// banner (` version doris-2.1.6-rc04(AVX2) RELEASE (build …)`), which
+// glog prints at the start of the message.
+func isBannerMsg(msg string) bool {
+	return strings.HasPrefix(strings.TrimLeft(msg, " "), "version ")
 }
