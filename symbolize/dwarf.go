@@ -285,7 +285,7 @@ func (d *dwData) buildIndex(aranges []byte) {
 	for r.pos < len(r.b) && !r.bad {
 		l, d64 := r.unitLength()
 		start := r.pos
-		if r.bad || l > uint64(len(r.b)-start) {
+		if r.bad || l > uint64(len(r.b)-start) || l < 8 {
 			break
 		}
 		end := start + int(l)

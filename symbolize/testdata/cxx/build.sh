@@ -9,6 +9,7 @@
 #   o2-nofp-dw4    -O2 -g -gdwarf-4 -fomit-frame-pointer, non-PIE (ET_EXEC at 0x400000, like starrocks_be)
 #   o2-gz          -O2 -g -gdwarf-5 -gz (zlib SHF_COMPRESSED), PIE
 #   o2-zstd        o2-fp-dw5 with objcopy --compress-debug-sections=zstd (skipped if unsupported)
+#   tiny           a 3-function C program (-O2 -g), seed of FuzzOpenBinary
 #   split          o2-fp-dw5 stripped of debug info + .gnu_debuglink; split.debug = only-keep-debug
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,6 +23,10 @@ $CXX $COMMON -gdwarf-5 -fno-omit-frame-pointer -fPIE -pie backend.cpp -o "$TMP/o
 $CXX $COMMON -gdwarf-4 -fomit-frame-pointer -fno-pie -no-pie backend.cpp -o "$TMP/o2-nofp-dw4"
 $CXX $COMMON -gdwarf-5 -gz -fno-omit-frame-pointer -fPIE -pie backend.cpp -o "$TMP/o2-gz"
 if objcopy --compress-debug-sections=zstd "$TMP/o2-fp-dw5" "$TMP/o2-zstd" 2>/dev/null; then :; else rm -f "$TMP/o2-zstd"; fi
+# tiny: a minimal C program, the seed of FuzzOpenBinary.
+printf 'static int helper(int x) { return x * 3 + 1; }\nint work(int x) { return helper(x) + helper(x + 1); }\nint main(int c, char **v) { (void)v; return work(c); }\n' > "$TMP/tiny.c"
+gcc -O2 -g -gdwarf-5 -Wl,--build-id=sha1 -ffile-prefix-map="$TMP"=/src/tiny "$TMP/tiny.c" -o "$TMP/tiny"
+rm "$TMP/tiny.c"
 cp "$TMP/o2-fp-dw5" "$TMP/split"
 objcopy --only-keep-debug "$TMP/split" "$TMP/split.debug"
 strip --strip-debug "$TMP/split"
