@@ -15,6 +15,11 @@ type Signature struct {
 	Key string `json:"key"`
 	// ID is a short stable hash of Key.
 	ID string `json:"id"`
+	// CrashFrame is the first named frame after the mechanism frames
+	// (handler, abort path, glog, terminate), prefix frames included: the
+	// frame where the crash showed, e.g. memcpy even though the key skips
+	// it. Empty when there is none.
+	CrashFrame string `json:"crash_frame,omitempty"`
 	// Attributes are facts kept beside the key that did not shape it
 	// (leaf=memcpy-family, suspected-heap-corruption).
 	Attributes []string `json:"attributes,omitempty"`

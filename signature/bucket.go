@@ -1,0 +1,162 @@
+package signature
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// Bounds of a Bucketer.
+const (
+	maxBucketSet = 32
+	// MaxNearDuplicateBuckets bounds the buckets NearDuplicates compares
+	// pairwise (the most frequent ones).
+	MaxNearDuplicateBuckets = 4000
+)
+
+// Location is where an incident was seen: input name and 1-based line.
+type Location struct {
+	Source string `json:"source"`
+	Line   int    `json:"line"`
+}
+
+// String returns source:line.
+func (l Location) String() string { return l.Source + ":" + strconv.Itoa(l.Line) }
+
+// Bucket is every incident that shares one signature key.
+type Bucket struct {
+	Key    string   `json:"key"`
+	ID     string   `json:"id"`
+	Kind   string   `json:"kind"`
+	Frames []string `json:"frames"`
+	Count  int      `json:"count"`
+	// First and Last are the first and last incidents added (in Add order).
+	First Location `json:"first"`
+	Last  Location `json:"last"`
+	// Products and Versions are the distinct values seen, sorted (at most 32 each).
+	Products []string `json:"products,omitempty"`
+	Versions []string `json:"versions,omitempty"`
+}
+
+// NearDuplicate is a pair of buckets with different keys whose frames are
+// similar (see Similarity): probably the same defect.
+type NearDuplicate struct {
+	A     string  `json:"a"` // bucket ID
+	B     string  `json:"b"` // bucket ID
+	KeyA  string  `json:"key_a"`
+	KeyB  string  `json:"key_b"`
+	Score float64 `json:"score"`
+}
+
+// Bucketer groups crashes into buckets by signature key. It is safe for
+// concurrent use; First/Last follow the order of Add calls.
+type Bucketer struct {
+	gen *Generator
+	mu  sync.Mutex
+	m   map[string]*bucketAcc
+}
+
+type bucketAcc struct {
+	Bucket
+	products, versions map[string]bool
+}
+
+// NewBucketer returns a Bucketer using g (nil: Default()).
+func NewBucketer(g *Generator) *Bucketer {
+	if g == nil {
+		g = Default()
+	}
+	return &Bucketer{gen: g, m: map[string]*bucketAcc{}}
+}
+
+// Add signs c and adds it; it returns the signature.
+func (b *Bucketer) Add(c *symbolize.Crash) Signature {
+	s := b.gen.Generate(c)
+	b.AddSignature(c, s)
+	return s
+}
+
+// AddSignature adds a crash whose signature is already known.
+func (b *Bucketer) AddSignature(c *symbolize.Crash, s Signature) {
+	loc := Location{}
+	var product, version string
+	if c != nil {
+		loc = Location{Source: c.Source, Line: c.StartLine}
+		product, version = string(c.Product), c.Version
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.m[s.Key]
+	if a == nil {
+		a = &bucketAcc{Bucket: Bucket{Key: s.Key, ID: s.ID, Kind: s.Kind, Frames: s.Frames, First: loc},
+			products: map[string]bool{}, versions: map[string]bool{}}
+		b.m[s.Key] = a
+	}
+	a.Count++
+	a.Last = loc
+	if product != "" && len(a.products) < maxBucketSet {
+		a.products[product] = true
+	}
+	if version != "" && len(a.versions) < maxBucketSet {
+		a.versions[bounded(version, 64)] = true
+	}
+}
+
+// Buckets returns the buckets by Count descending, then Key.
+func (b *Bucketer) Buckets() []Bucket {
+	b.mu.Lock()
+	out := make([]Bucket, 0, len(b.m))
+	for _, a := range b.m {
+		bk := a.Bucket
+		bk.Frames = append([]string(nil), a.Frames...)
+		bk.Products = sortedKeys(a.products)
+		bk.Versions = sortedKeys(a.versions)
+		out = append(out, bk)
+	}
+	b.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// NearDuplicates returns pairs of buckets whose frame lists score at least
+// threshold by Similarity, best first (ties by IDs). Only the
+// MaxNearDuplicateBuckets most frequent buckets are compared.
+func NearDuplicates(buckets []Bucket, threshold float64) []NearDuplicate {
+	if len(buckets) > MaxNearDuplicateBuckets {
+		buckets = buckets[:MaxNearDuplicateBuckets]
+	}
+	var out []NearDuplicate
+	for i := range buckets {
+		for j := i + 1; j < len(buckets); j++ {
+			a, c := &buckets[i], &buckets[j]
+			if a.Key == c.Key {
+				continue
+			}
+			s := Similarity(a.Frames, c.Frames)
+			if s >= threshold {
+				x, y := a, c
+				if y.ID < x.ID {
+					x, y = y, x
+				}
+				out = append(out, NearDuplicate{A: x.ID, B: y.ID, KeyA: x.Key, KeyB: y.Key, Score: s})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		if out[i].A != out[j].A {
+			return out[i].A < out[j].A
+		}
+		return out[i].B < out[j].B
+	})
+	return out
+}

@@ -1,0 +1,754 @@
+package signature
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// Algorithm is the name and version of the signature algorithm. It changes
+// whenever normalization, rules or key layout change any key of the
+// golden corpus (testdata/signature/golden.tsv); keys of different
+// algorithms are not comparable.
+const Algorithm = "crashsig-sig/1"
+
+// DefaultFrames is how many meaningful frames a key holds (see doc.go for
+// the measurement behind it).
+const DefaultFrames = 3
+
+// Bounds of a signature.
+const (
+	// MaxKeyLen bounds Signature.Key in bytes.
+	MaxKeyLen = 1024
+	// maxKindExpr bounds the expression inside CHECK(...), ASSERT(...).
+	maxKindExpr = 120
+	// sentinelWindow is how deep sentinels are looked for.
+	sentinelWindow = 64
+	// maxTrace bounds the number of trace lines.
+	maxTrace = 96
+	// nullPage is the fault-address bound of SIGSEGV-null.
+	nullPage = 4096
+)
+
+// KeySep separates the kind and the frames of a key.
+const KeySep = " | "
+
+// Options configure a Generator. The zero value gives the default rules and
+// DefaultFrames.
+type Options struct {
+	// Rules replaces the default rule set when non-nil.
+	Rules []Rule
+	// ExtraRules are added to the rule set and win over it within a role.
+	ExtraRules []Rule
+	// Frames is the number of meaningful frames in a key (≤ 0: DefaultFrames).
+	Frames int
+	// CacheSize bounds the per-generator cache of normalized names
+	// (≤ 0: 65536).
+	CacheSize int
+}
+
+// Generator builds signatures from crashes. It is safe for concurrent use;
+// it caches normalized names and their rule decisions (bounded).
+type Generator struct {
+	rules  *ruleSet
+	frames int
+	cache  *cache[frameClass]
+}
+
+// frameClass is the cached result of normalizing and classifying one name.
+type frameClass struct {
+	name string
+	rule *compiledRule
+}
+
+// NewGenerator compiles a rule set into a Generator.
+func NewGenerator(opts Options) (*Generator, error) {
+	base := opts.Rules
+	if base == nil {
+		base = DefaultRules()
+	}
+	if err := ValidateRules(base); err != nil {
+		return nil, err
+	}
+	if err := ValidateRules(opts.ExtraRules); err != nil {
+		return nil, err
+	}
+	all := append(append([]Rule(nil), opts.ExtraRules...), base...)
+	rs, err := compileRulesUnchecked(all)
+	if err != nil {
+		return nil, err
+	}
+	g := &Generator{rules: rs, frames: opts.Frames, cache: newCache[frameClass](opts.CacheSize)}
+	if g.frames <= 0 {
+		g.frames = DefaultFrames
+	}
+	return g, nil
+}
+
+// compileRulesUnchecked compiles rules already validated in parts (extra
+// rules may repeat a default name to override it).
+func compileRulesUnchecked(rules []Rule) (*ruleSet, error) {
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if seen[r.ID] {
+			return nil, fmt.Errorf("%w: rule id %q defined twice", ErrRule, r.ID)
+		}
+		seen[r.ID] = true
+	}
+	return compileRulesNoValidate(rules), nil
+}
+
+var defaultGenerator = sync.OnceValue(func() *Generator {
+	g, err := NewGenerator(Options{})
+	if err != nil {
+		panic("signature: default rules: " + err.Error())
+	}
+	return g
+})
+
+// Default returns the shared Generator with the default options.
+func Default() *Generator { return defaultGenerator() }
+
+// Generate is Default().Generate(c).
+func Generate(c *symbolize.Crash) Signature { return defaultGenerator().Generate(c) }
+
+// classify normalizes a frame name and finds its rule, with caching.
+func (g *Generator) classify(raw string, java bool) frameClass {
+	key := raw
+	if java {
+		key = "\x00j" + raw
+	}
+	return g.cache.get(key, func() frameClass {
+		n := normalize(raw, java)
+		return frameClass{name: n, rule: g.rules.match(n, "")}
+	})
+}
+
+// Normalize is Normalize with the generator's cache.
+func (g *Generator) Normalize(name string) string { return g.classify(name, false).name }
+
+// frameView is what the walk needs of one frame.
+type frameView struct {
+	index  int
+	name   string // normalized; "" when unsymbolized
+	rule   *compiledRule
+	module string // base name
+	unsym  string // "module+0xoff" when unsymbolized and stable, else ""
+	why    string // why an unsymbolized frame is not stable
+	glibc  bool   // frame in libc/libpthread (module or glibc source path)
+	raw    string
+}
+
+// unknownNames are printed in place of a missing symbol.
+func isUnknownName(s string) bool {
+	switch s {
+	case "", "??", "(unknown)", "<unknown>", "(nil)", "<unknown module>", "(<unknown module>)":
+		return true
+	}
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		for i := 2; i < len(s); i++ {
+			c := s[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// mainBinary is the executable of a product, for frames without a module.
+func mainBinary(p symbolize.Product) string {
+	switch p {
+	case symbolize.ProductStarRocks:
+		return "starrocks_be"
+	case symbolize.ProductDoris:
+		return "doris_be"
+	}
+	return "be"
+}
+
+// nonPIELimit: a PC below it with no module is an address in a non-PIE
+// executable (StarRocks, Doris 0.x are linked at 0x400000); PIE
+// executables and shared objects load far above it.
+const nonPIELimit = 1 << 32
+
+func (g *Generator) view(f *symbolize.Frame, product symbolize.Product) frameView {
+	v := frameView{index: f.Index, raw: f.Name()}
+	mod := f.Module
+	offset, hasOffset := f.Offset, f.HasOffset
+	name := f.Name()
+	// `(/lib/libc.so.6+0x4251f)` printed as the name by glog.
+	if mod == "" && len(name) > 4 && name[0] == '(' && name[len(name)-1] == ')' {
+		if i := strings.LastIndex(name, "+0x"); i > 0 {
+			if off, err := strconv.ParseUint(name[i+3:len(name)-1], 16, 64); err == nil {
+				mod, offset, hasOffset = name[1:i], symbolize.Addr(off), true
+				name = ""
+			}
+		}
+	}
+	mod = unMarkdownLink(mod)
+	v.module = path.Base(mod)
+	if mod == "" {
+		v.module = ""
+	}
+	v.glibc = isGlibc(v.module) || strings.HasPrefix(f.File, "./") || strings.Contains(f.File, "/glibc")
+	if !isUnknownName(name) {
+		fc := g.classify(name, f.Java)
+		if !isUnknownName(fc.name) && hasLetter(fc.name) && !isPath(fc.name) {
+			v.name, v.rule = fc.name, fc.rule
+			return v
+		}
+	}
+	// Unsymbolized.
+	if v.module == "" && f.PC == 0 && !hasOffset {
+		v.why = "no address"
+		return v
+	}
+	if v.module != "" && !isMainBinary(v.module) {
+		v.why = "in shared object " + v.module + " (offsets differ between builds of it)"
+		if r := g.rules.match("", v.module); r != nil {
+			v.rule = r
+		}
+		return v
+	}
+	switch {
+	case hasOffset:
+		m := v.module
+		if m == "" {
+			m = mainBinary(product)
+		}
+		v.unsym = m + "+" + offset.String()
+	case v.module == "starrocks_be" || v.module == "" && f.PC < nonPIELimit:
+		m := v.module
+		if m == "" {
+			m = mainBinary(product)
+		}
+		// Non-PIE: the absolute address is the file address.
+		v.unsym = m + "+" + f.PC.String()
+	default:
+		v.why = "absolute address " + f.PC.String() + " of a position-independent binary differs per run"
+	}
+	return v
+}
+
+// unMarkdownLink turns a pasted `/lib/[libjvm.so](http://libjvm.so/)`
+// back into `/lib/libjvm.so`.
+func unMarkdownLink(m string) string {
+	i := strings.IndexByte(m, '[')
+	if i < 0 {
+		return m
+	}
+	j := strings.Index(m[i:], "](")
+	if j < 0 {
+		return m
+	}
+	return m[:i] + m[i+1:i+j]
+}
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// isPath: a file path printed where a name belongs (damaged frame line).
+func isPath(s string) bool {
+	return (s[0] == '/' || s[0] == '.') && strings.Contains(s, "/")
+}
+
+func isMainBinary(m string) bool {
+	return m == "starrocks_be" || m == "doris_be" || m == "palo_be"
+}
+
+func isGlibc(m string) bool {
+	return strings.HasPrefix(m, "libc.") || strings.HasPrefix(m, "libc-") || strings.HasPrefix(m, "libpthread") ||
+		strings.HasPrefix(m, "ld-linux") || strings.HasPrefix(m, "libdl")
+}
+
+// Generate builds the signature of one crash. It never fails: a crash
+// without usable frames gets an EMPTY or CORRUPTED key.
+func (g *Generator) Generate(c *symbolize.Crash) Signature {
+	s := Signature{Algorithm: Algorithm}
+	t := &tracer{}
+	if c == nil {
+		s.Kind = "EMPTY"
+		s.Key = "EMPTY: no crash"
+		s.ID = keyID(s.Key)
+		s.Trace = []string{"no crash given"}
+		return s
+	}
+	s.Kind = g.kind(c, t)
+	th := pickThread(c, t)
+	var frames []frameView
+	if th != nil {
+		frames = make([]frameView, len(th.Frames))
+		for i := range th.Frames {
+			frames[i] = g.view(&th.Frames[i], c.Product)
+		}
+		if th.Truncated {
+			s.Attributes = append(s.Attributes, "stack-truncated")
+		}
+	}
+	kept, crashFrame, attrs := g.walk(frames, t)
+	s.CrashFrame = crashFrame
+	s.Attributes = append(s.Attributes, attrs...)
+	if c.Corrupted {
+		s.Attributes = append(s.Attributes, "corrupted")
+		t.add("input damaged: " + bounded(c.CorruptedReason, 160))
+	}
+	s.Frames = kept
+	switch {
+	case len(kept) > 0:
+		s.Key = buildKey(s.Kind, kept)
+	case c.Corrupted:
+		s.Key = "CORRUPTED: " + s.Kind
+		t.add("no usable frame in damaged input: key CORRUPTED")
+	default:
+		s.Key = "EMPTY: " + s.Kind
+		t.add("no usable frame: key EMPTY")
+	}
+	s.ID = keyID(s.Key)
+	s.Trace = t.lines
+	return s
+}
+
+// pickThread returns the thread to key: the crashing one, else the first.
+func pickThread(c *symbolize.Crash, t *tracer) *symbolize.Thread {
+	if th := c.CrashingThread(); th != nil {
+		t.add("thread: crashing thread " + threadLabel(th) + ", " + strconv.Itoa(len(th.Frames)) + " frames")
+		return th
+	}
+	if c.Kind == symbolize.KindThreadDump && len(c.Threads) > 0 {
+		groups := Aggregate(c.Threads)
+		rep := groups[0].Representative
+		t.add("thread dump of " + strconv.Itoa(len(c.Threads)) + " threads in " + strconv.Itoa(len(groups)) +
+			" groups: keying the largest group (" + strconv.Itoa(groups[0].Count) + " threads)")
+		for i := range c.Threads {
+			if i == rep {
+				return &c.Threads[i]
+			}
+		}
+	}
+	if len(c.Threads) > 0 {
+		th := &c.Threads[0]
+		t.add("thread: no thread marked crashed, using the first (" + threadLabel(th) + ", " + strconv.Itoa(len(th.Frames)) + " frames)")
+		return th
+	}
+	t.add("no threads")
+	return nil
+}
+
+func threadLabel(th *symbolize.Thread) string {
+	var b strings.Builder
+	if th.ID != 0 {
+		b.WriteString(strconv.FormatInt(th.ID, 10))
+	}
+	if th.Name != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Quote(bounded(th.Name, 64)))
+	}
+	if b.Len() == 0 {
+		return "?"
+	}
+	return b.String()
+}
+
+// walk applies the rules to the frames, innermost first, and returns the
+// kept frames, the crash frame and attributes.
+func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFrame string, attrs []string) {
+	// 1. The last sentinel near the top restarts the signature.
+	start, sentinel := 0, (*compiledRule)(nil)
+	for i := 0; i < len(frames) && i < sentinelWindow; i++ {
+		if r := frames[i].rule; r != nil && r.Role == RoleSentinel {
+			start, sentinel = i+1, r
+		}
+	}
+	if sentinel != nil {
+		for i := 0; i < start; i++ {
+			f := &frames[i]
+			if i == start-1 {
+				t.add(skipLine(f, "sentinel '"+sentinel.ID+"' ("+sentinel.Why+"): signature restarts after it"))
+			} else if f.rule != nil && f.rule.Role == RoleSentinel {
+				t.add(skipLine(f, "sentinel '"+f.rule.ID+"', superseded by a later sentinel"))
+			} else {
+				t.add(skipLine(f, "above sentinel '"+sentinel.ID+"'"))
+			}
+		}
+	}
+	trampoline := sentinel != nil && sentinel.Trampoline
+	abortPath := false
+	var prefixes []string
+	prefixAttr := ""
+	n := g.frames
+	for i := start; i < len(frames); i++ {
+		f := &frames[i]
+		if len(kept) == n {
+			t.add("stopped after " + strconv.Itoa(n) + " frames; " + strconv.Itoa(len(frames)-i) + " frames below not examined")
+			break
+		}
+		if f.name == "" { // unsymbolized
+			switch {
+			case trampoline && len(kept) == 0:
+				t.add(skipLine(f, "signal trampoline: first unsymbolized frame after handler '"+sentinel.ID+"'"))
+				trampoline = false
+			case len(kept) == 0 && sandwiched(frames, i, start):
+				t.add(skipLine(f, "unsymbolized frame between mechanism frames"))
+			case f.unsym != "":
+				kept = append(kept, f.unsym)
+				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.unsym + ": unsymbolized frame of a position-dependent binary (stable per build)")
+			case f.rule != nil:
+				t.add(skipLine(f, f.rule.describe()))
+			default:
+				t.add(skipLine(f, "unsymbolized, "+f.why))
+			}
+			continue
+		}
+		r := f.rule
+		if r != nil && r.Role == RoleSentinel {
+			t.add(skipLine(f, "sentinel '"+r.ID+"' below the search window, treated as irrelevant"))
+			continue
+		}
+		if r != nil && r.Role == RoleIrrelevant {
+			t.add(skipLine(f, r.describe()))
+			if r.ID == "abort-path" || r.ID == "assert-path" {
+				abortPath = true
+			}
+			continue
+		}
+		trampoline = false
+		if abortPath && len(kept) == 0 && f.glibc {
+			t.add(skipLine(f, "glibc frame on the abort path (cold code is often mis-symbolized)"))
+			continue
+		}
+		if crashFrame == "" {
+			crashFrame = f.name
+		}
+		if r != nil && r.Role == RolePrefix {
+			t.add(skipLine(f, r.describe()))
+			if len(kept) == 0 {
+				if len(prefixes) < n {
+					prefixes = append(prefixes, f.name)
+				}
+				if prefixAttr == "" && r.Attribute != "" {
+					prefixAttr = r.Attribute
+					attrs = append(attrs, r.Attribute)
+				}
+			}
+			continue
+		}
+		kept = append(kept, f.name)
+		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name)
+	}
+	if len(kept) == 0 && len(prefixes) > 0 {
+		kept = prefixes
+		t.add("no frame outside prefix rules: keying on the prefix frames")
+	}
+	return kept, crashFrame, attrs
+}
+
+// sandwiched reports whether the unsymbolized frame i lies between
+// irrelevant frames (e.g. inlined glog code between LogMessage frames and
+// abort): the nearest named frames on both sides are irrelevant.
+func sandwiched(frames []frameView, i, start int) bool {
+	before := false
+	for j := i - 1; j >= start; j-- {
+		if frames[j].name != "" {
+			before = frames[j].rule != nil && frames[j].rule.Role == RoleIrrelevant
+			break
+		}
+	}
+	if !before {
+		return false
+	}
+	for j := i + 1; j < len(frames); j++ {
+		if frames[j].name != "" {
+			return frames[j].rule != nil && frames[j].rule.Role == RoleIrrelevant && frames[j].rule.ID != "thread-start"
+		}
+	}
+	return false
+}
+
+func (r *compiledRule) describe() string {
+	return string(r.Role) + " rule '" + r.ID + "' (" + r.Why + ")"
+}
+
+func skipLine(f *frameView, why string) string {
+	name := f.name
+	if name == "" {
+		name = f.unsym
+		if name == "" {
+			name = bounded(f.raw, 80)
+			if name == "" {
+				name = "(unknown)"
+			}
+			if f.module != "" {
+				name += " in " + f.module
+			}
+		}
+	}
+	return "skipped #" + strconv.Itoa(f.index) + " " + name + ": " + why
+}
+
+type tracer struct{ lines []string }
+
+func (t *tracer) add(s string) {
+	if len(t.lines) < maxTrace {
+		t.lines = append(t.lines, s)
+	} else if len(t.lines) == maxTrace {
+		t.lines = append(t.lines, "… trace cut")
+	}
+}
+
+func buildKey(kind string, frames []string) string {
+	n := len(kind)
+	for _, f := range frames {
+		n += len(KeySep) + len(f)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(kind)
+	for _, f := range frames {
+		b.WriteString(KeySep)
+		b.WriteString(f)
+	}
+	return bounded(b.String(), MaxKeyLen)
+}
+
+// keyID is the first 16 hex digits of the SHA-256 of key.
+func keyID(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:8])
+}
+
+// bounded cuts s to at most n bytes at a rune boundary, marking the cut.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len(truncMark)
+	for cut > 0 && s[cut]&0xc0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + truncMark
+}
+
+// kind returns the kind prefix of a crash.
+func (g *Generator) kind(c *symbolize.Crash, t *tracer) string {
+	sig := signalName(c.Signal)
+	var k string
+	switch c.Kind {
+	case symbolize.KindCheck:
+		expr := checkExpr(c.CheckExpr, c.Message)
+		if expr != "" {
+			k = "CHECK(" + expr + ")"
+		} else {
+			k = "FATAL"
+		}
+	case symbolize.KindTerminate:
+		if c.ExceptionType != "" {
+			k = "terminate(" + g.Normalize(c.ExceptionType) + ")"
+		} else {
+			k = "terminate"
+		}
+	case symbolize.KindSanitizer:
+		k = sanitizerTool(c) + "(" + bounded(strings.TrimSpace(c.SanitizerBug), 64) + ")"
+		if c.SanitizerBug == "" {
+			k = sanitizerTool(c)
+		}
+	case symbolize.KindLeak:
+		k = "LEAK"
+	case symbolize.KindJVM:
+		if sig == "" {
+			sig = "error"
+		}
+		k = "JVM(" + sig + ")"
+	case symbolize.KindAssert:
+		if expr := checkExpr(c.CheckExpr, ""); expr != "" {
+			k = "ASSERT(" + expr + ")"
+		} else {
+			k = "ABORT"
+		}
+	case symbolize.KindTermination:
+		if sig == "" {
+			sig = "SIGTERM"
+		}
+		k = "TERM(" + sig + ")"
+	case symbolize.KindThreadDump:
+		k = "THREADS"
+	default:
+		k = sig
+		if k == "" {
+			k = "CRASH"
+		}
+	}
+	if k == "SIGSEGV" && c.HasFaultAddress && c.FaultAddress < nullPage {
+		k = "SIGSEGV-null"
+		t.add("kind: SIGSEGV-null (fault address " + c.FaultAddress.String() + " < 4096)")
+	} else {
+		t.add("kind: " + k + " (incident kind " + kindName(c.Kind) + ", signal " + orDash(c.Signal) + ")")
+	}
+	return k
+}
+
+func kindName(k symbolize.Kind) string {
+	if k == "" {
+		return "unknown"
+	}
+	return string(k)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+var signalNumbers = map[string]string{
+	"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "11": "SIGSEGV",
+	"5": "SIGTRAP", "15": "SIGTERM", "2": "SIGINT", "9": "SIGKILL", "3": "SIGQUIT", "31": "SIGSYS",
+}
+
+// signalName turns `SIGSEGV`, `Signal 11`, `11`, `sigsegv` into SIGSEGV.
+func signalName(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	u := strings.ToUpper(s)
+	if strings.HasPrefix(u, "SIG") {
+		if i := strings.IndexAny(u, " ("); i > 0 {
+			u = u[:i]
+		}
+		return u
+	}
+	u = strings.TrimPrefix(u, "SIGNAL ")
+	if n, ok := signalNumbers[u]; ok {
+		return n
+	}
+	return "SIGNAL(" + bounded(u, 16) + ")"
+}
+
+func sanitizerTool(c *symbolize.Crash) string {
+	m := c.Message
+	switch {
+	case strings.Contains(m, "ThreadSanitizer"):
+		return "TSAN"
+	case strings.Contains(m, "UndefinedBehaviorSanitizer") || strings.Contains(m, "runtime error"):
+		return "UBSAN"
+	case strings.Contains(m, "MemorySanitizer"):
+		return "MSAN"
+	case strings.Contains(m, "LeakSanitizer"):
+		return "LSAN"
+	}
+	return "ASAN"
+}
+
+// checkExpr returns the normalized expression of a check failure: without
+// the `Check failed:` prefix, the printed values `(1 vs. 2)`, a message
+// after it, and with whitespace collapsed.
+func checkExpr(expr, message string) string {
+	if expr == "" {
+		m := message
+		i := strings.Index(m, "Check failed: ")
+		if i < 0 {
+			return ""
+		}
+		expr = m[i+len("Check failed: "):]
+	}
+	expr = strings.TrimPrefix(strings.TrimSpace(expr), "Check failed: ")
+	expr = cutExpr(bounded(expr, 4096))
+	expr = strings.Join(strings.Fields(expr), " ")
+	expr = strings.TrimSuffix(expr, ".")
+	return bounded(expr, maxKindExpr)
+}
+
+// cutExpr returns the leading C++ expression of a check message. glog
+// prints `CHECK(cond) << msg` as `cond msg` and CHECK_EQ as
+// `a == b (1 vs. 2)`; the expression ends where an operand follows an
+// operand (`"Orphan" If you…`, `false bthread_… is called`), at a
+// top-level comma, or at a parenthesis after a blank (the values).
+func cutExpr(e string) string {
+	i, lastEnd := 0, 0
+	expectOperand := true
+	for i < len(e) {
+		c := e[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+		case c == ',' || c == ';':
+			return strings.TrimSpace(e[:lastEnd])
+		case c == '(' || c == '[':
+			if !expectOperand && i > 0 && e[i-1] == ' ' && c == '(' {
+				return strings.TrimSpace(e[:lastEnd])
+			}
+			closer := byte(')')
+			if c == '[' {
+				closer = ']'
+			}
+			end, ok := skipBalanced(e, i, c, closer)
+			if !ok {
+				if lastEnd == 0 {
+					return strings.TrimSpace(e)
+				}
+				return strings.TrimSpace(e[:lastEnd])
+			}
+			i, lastEnd, expectOperand = end, end, false
+		case c == '"' || c == '\'':
+			if !expectOperand {
+				return strings.TrimSpace(e[:lastEnd])
+			}
+			j := i + 1
+			for j < len(e) && e[j] != c {
+				if e[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(e) {
+				return strings.TrimSpace(e)
+			}
+			i, lastEnd, expectOperand = j+1, j+1, false
+		case isIdent(c):
+			if !expectOperand {
+				return strings.TrimSpace(e[:lastEnd])
+			}
+			j := i
+			for j < len(e) && (isIdent(e[j]) || e[j] == ':' && j+1 < len(e) && e[j+1] == ':' || e[j] == ':' && j > 0 && e[j-1] == ':') {
+				j++
+			}
+			i, lastEnd, expectOperand = j, j, false
+		case strings.IndexByte("=!<>&|+-*/%^~?:.", c) >= 0:
+			j := i
+			for j < len(e) && strings.IndexByte("=!<>&|+-*/%^~?:.", e[j]) >= 0 {
+				j++
+			}
+			op := e[i:j]
+			if !(op == "++" || op == "--") || expectOperand {
+				expectOperand = true
+			}
+			i = j
+		default:
+			if lastEnd == 0 {
+				return strings.TrimSpace(e)
+			}
+			return strings.TrimSpace(e[:lastEnd])
+		}
+	}
+	if expectOperand { // ends in an operator: keep the whole text
+		return strings.TrimSpace(e)
+	}
+	return strings.TrimSpace(e[:lastEnd])
+}

@@ -1,0 +1,262 @@
+package signature
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed rules/*.yaml
+var embeddedRules embed.FS
+
+// Role is what a rule makes of a frame it matches.
+type Role string
+
+// Rule roles.
+const (
+	// RoleIrrelevant frames are skipped: pure mechanism (signal handlers,
+	// abort path, glog, terminate, sanitizer runtime, thread trampolines).
+	RoleIrrelevant Role = "irrelevant"
+	// RolePrefix frames are skipped but remembered: where a fault shows,
+	// not where it was made (memcpy family, allocator, locks). They are
+	// keyed only when nothing else remains, and the first one before the
+	// first kept frame adds the rule's Attribute.
+	RolePrefix Role = "prefix"
+	// RoleSentinel frames restart the signature: it begins after the last
+	// sentinel found near the top of the stack (the signal handler).
+	RoleSentinel Role = "sentinel"
+)
+
+// Rule is one frame rule. A frame matches when its normalized name equals
+// one of Names, starts with one of Prefixes, or is matched whole by
+// Regexp; or, for a frame without a name, when its module's base name is
+// matched whole by Module.
+type Rule struct {
+	// ID names the rule in traces; unique across a rule set.
+	ID string `yaml:"id" json:"id"`
+	// Role is irrelevant, prefix or sentinel.
+	Role Role `yaml:"role" json:"role"`
+	// Why is the reason for the rule, shown in traces. Mandatory.
+	Why string `yaml:"why" json:"why"`
+	// Names, Prefixes, Regexp and Module are the patterns (see Rule).
+	Names    []string `yaml:"names,omitempty" json:"names,omitempty"`
+	Prefixes []string `yaml:"prefixes,omitempty" json:"prefixes,omitempty"`
+	Regexp   string   `yaml:"regexp,omitempty" json:"regexp,omitempty"`
+	Module   string   `yaml:"module,omitempty" json:"module,omitempty"`
+	// Attribute is added to the signature when a prefix rule matched the
+	// leaf (e.g. leaf=memcpy-family, suspected-heap-corruption).
+	Attribute string `yaml:"attribute,omitempty" json:"attribute,omitempty"`
+	// Trampoline, on a sentinel, also skips the first unsymbolized frame
+	// after it: the kernel's signal trampoline.
+	Trampoline bool `yaml:"trampoline,omitempty" json:"trampoline,omitempty"`
+}
+
+type ruleFile struct {
+	Rules []Rule `yaml:"rules"`
+}
+
+// ErrRule is wrapped by every error about an invalid rule or rule file.
+var ErrRule = errors.New("signature: invalid rule")
+
+// DefaultRules returns a copy of the embedded default rule set
+// (signature/rules/*.yaml).
+func DefaultRules() []Rule {
+	rules, err := LoadRulesFS(embeddedRules, "rules")
+	if err != nil {
+		// The embedded files are validated by the package tests.
+		panic("signature: embedded rules: " + err.Error())
+	}
+	return rules
+}
+
+// LoadRules reads a YAML rule file (a top-level `rules:` list, see
+// signature/rules/default.yaml) and validates it.
+func LoadRules(r io.Reader) ([]Rule, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	var f ruleFile
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %v", ErrRule, err)
+	}
+	if err := ValidateRules(f.Rules); err != nil {
+		return nil, err
+	}
+	return f.Rules, nil
+}
+
+// LoadRulesFS reads every *.yaml file of dir in fsys, in name order.
+func LoadRulesFS(fsys fs.FS, dir string) ([]Rule, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var all []Rule
+	for _, n := range names {
+		f, err := fsys.Open(n)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := LoadRules(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		all = append(all, rs...)
+	}
+	if err := ValidateRules(all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// ValidateRules checks a rule set: ids present and unique, known roles, a
+// reason for every rule, at least one pattern, patterns that compile, no
+// name or prefix listed twice.
+func ValidateRules(rules []Rule) error {
+	ids := map[string]bool{}
+	pats := map[string]string{}
+	for i, r := range rules {
+		where := fmt.Sprintf("rule %d (%q)", i, r.ID)
+		if r.ID == "" {
+			return fmt.Errorf("%w: %s: no id", ErrRule, where)
+		}
+		if ids[r.ID] {
+			return fmt.Errorf("%w: %s: duplicate id", ErrRule, where)
+		}
+		ids[r.ID] = true
+		switch r.Role {
+		case RoleIrrelevant, RolePrefix, RoleSentinel:
+		default:
+			return fmt.Errorf("%w: %s: unknown role %q", ErrRule, where, r.Role)
+		}
+		if strings.TrimSpace(r.Why) == "" {
+			return fmt.Errorf("%w: %s: no why", ErrRule, where)
+		}
+		if len(r.Names)+len(r.Prefixes) == 0 && r.Regexp == "" && r.Module == "" {
+			return fmt.Errorf("%w: %s: no pattern", ErrRule, where)
+		}
+		for _, re := range []string{r.Regexp, r.Module} {
+			if re == "" {
+				continue
+			}
+			if _, err := regexp.Compile("^(?:" + re + ")$"); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrRule, where, err)
+			}
+		}
+		for _, n := range r.Names {
+			if n == "" {
+				return fmt.Errorf("%w: %s: empty name", ErrRule, where)
+			}
+			if prev, dup := pats["n:"+n]; dup {
+				return fmt.Errorf("%w: %s: name %q already in %s", ErrRule, where, n, prev)
+			}
+			pats["n:"+n] = r.ID
+		}
+		for _, p := range r.Prefixes {
+			if p == "" {
+				return fmt.Errorf("%w: %s: empty prefix", ErrRule, where)
+			}
+			if prev, dup := pats["p:"+p]; dup {
+				return fmt.Errorf("%w: %s: prefix %q already in %s", ErrRule, where, p, prev)
+			}
+			pats["p:"+p] = r.ID
+		}
+	}
+	return nil
+}
+
+// compiledRule is a Rule ready for matching.
+type compiledRule struct {
+	Rule
+	re  *regexp.Regexp
+	mod *regexp.Regexp
+}
+
+// ruleSet matches normalized names against rules. Exact names are a map
+// lookup; prefixes and regexps are tried in rule order. Sentinels win over
+// irrelevant rules, which win over prefix rules.
+type ruleSet struct {
+	rules []*compiledRule
+	exact map[string]*compiledRule
+}
+
+func compileRulesNoValidate(rules []Rule) *ruleSet {
+	rs := &ruleSet{exact: map[string]*compiledRule{}}
+	// Order by role priority so the first match is the strongest.
+	order := map[Role]int{RoleSentinel: 0, RoleIrrelevant: 1, RolePrefix: 2}
+	sorted := append([]Rule(nil), rules...)
+	sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Role] < order[sorted[j].Role] })
+	for _, r := range sorted {
+		cr := &compiledRule{Rule: r}
+		if r.Regexp != "" {
+			cr.re = regexp.MustCompile("^(?:" + r.Regexp + ")$")
+		}
+		if r.Module != "" {
+			cr.mod = regexp.MustCompile("^(?:" + r.Module + ")$")
+		}
+		rs.rules = append(rs.rules, cr)
+		for _, n := range r.Names {
+			if prev, ok := rs.exact[n]; !ok || order[prev.Role] > order[r.Role] {
+				rs.exact[n] = cr
+			}
+		}
+	}
+	return rs
+}
+
+// match returns the rule for a normalized name (module: base name of the
+// frame's object, used only when name is empty), or nil.
+func (rs *ruleSet) match(name, module string) *compiledRule {
+	if name != "" {
+		if r, ok := rs.exact[name]; ok {
+			// An exact hit of a weaker role may still lose to a stronger
+			// prefix/regexp rule; rules are sorted by strength.
+			for _, s := range rs.rules {
+				if s == r {
+					return r
+				}
+				if s.matchesPattern(name) {
+					return s
+				}
+			}
+			return r
+		}
+		for _, r := range rs.rules {
+			if r.matchesPattern(name) {
+				return r
+			}
+		}
+		return nil
+	}
+	if module == "" {
+		return nil
+	}
+	for _, r := range rs.rules {
+		if r.mod != nil && r.mod.MatchString(module) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (r *compiledRule) matchesPattern(name string) bool {
+	for _, p := range r.Prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return r.re != nil && r.re.MatchString(name)
+}

@@ -1,0 +1,176 @@
+package signature
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// ruleCases name, for every default rule, frames it must match (by printed
+// name as it appears in real dumps). TestEveryRuleUsed fails when a rule
+// has no case here, so dead rules cannot accumulate.
+var ruleCases = []struct{ name, module, rule string }{
+	{"doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)", "", "doris-signal-handler"},
+	{"google::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)", "", "glog-signal-handler"},
+	{"google::(anonymous namespace)::FailureSignalHandler()", "", "glog-signal-handler"},
+	{"<signal handler called>", "", "gdb-signal-frame"},
+	{"PosixSignals::chained_handler(int, siginfo*, void*) [clone .part.0]", "", "jvm-signal-chain"},
+	{"os::Linux::chained_handler(int, siginfo*, void*)", "", "jvm-signal-chain"},
+	{"JVM_handle_linux_signal", "", "jvm-signal-chain"},
+	{"__restore_rt", "", "signal-trampoline"},
+	{"google::DumpStackTraceAndExit()", "", "glog-handler"},
+	{"google::glog_internal_namespace_::DumpStackTraceToString()", "", "glog-handler"},
+	{"google::LogMessage::Fail()", "", "glog-logmessage"},
+	{"google::LogMessageFatal::~LogMessageFatal()", "", "glog-logmessage"},
+	{"google::LogMessage::SendToLog()", "", "glog-logmessage"},
+	{"starrocks::failure_function()", "", "be-failure-function"},
+	{"brpc::BaiduStreamingLogHandler", "", "protobuf-fatal"},
+	{"google::protobuf::internal::LogMessage::Finish()", "", "protobuf-fatal"},
+	{"__sigaction", "", "signal-trampoline"},
+	{"_sigaction", "", "signal-trampoline"},
+	{"MemcmpInterceptorCommon(void*, int (*)(void const*, void const*, unsigned long), void const*, void const*, unsigned long)", "", "sanitizer-runtime"},
+	{"__pthread_once_slow", "", "glog-call-once"},
+	{"os::abort(bool, void*, void const*)", "", "jvm-abort"},
+	{"VMError::report_and_die(int, char const*, char const*, __va_list_tag*, Thread*, unsigned char*, void*, void*, char const*, int, unsigned long)", "", "jvm-abort"},
+	{"__GI_raise", "", "abort-path"},
+	{"__pthread_kill_implementation (no_tid=0, signo=6, threadid=139888888888)", "", "abort-path"},
+	{"abort", "", "abort-path"},
+	{"__assert_fail", "", "assert-path"},
+	{"google::Check_EQImpl<int, int>(int const&, int const&, char const*)", "", "be-check-helpers"},
+	{"doris::Exception::Exception(int, std::basic_string_view<char> const&)", "", "be-check-helpers"},
+	{"_ZN9__gnu_cxx27__verbose_terminate_handlerEv.cold", "", "terminate-path"},
+	{"_gnu_cxx::_verbose_terminate_handler()", "", "terminate-path"},
+	{"std::terminate()", "", "terminate-path"},
+	{"__cxa_throw", "", "terminate-path"},
+	{"starrocks::__wrap___cxa_throw(void*, std::type_info*, void (*)(void*))", "", "terminate-path"},
+	{"std::__throw_out_of_range_fmt(char const*, ...)", "", "throw-helpers"},
+	{"__asan::ReportGenericError(unsigned long, unsigned long, unsigned long, unsigned long, bool, unsigned long, unsigned int, bool)", "", "sanitizer-runtime"},
+	{"__interceptor_memcpy", "", "sanitizer-runtime"},
+	{"start_thread", "", "thread-start"},
+	{"std::thread::_State_impl<std::thread::_Invoker<std::tuple<void (*)()> > >::_M_run()", "", "thread-start"},
+	{"starrocks::ThreadPool::dispatch_thread()", "", "thread-start"},
+	{"doris::Thread::supervise_thread(void*)", "", "thread-start"},
+	{"std::_Function_handler<void (), std::_Bind<void (doris::ThreadPool::*(doris::ThreadPool*))()> >::_M_invoke(std::_Any_data const&)", "", "thread-start"},
+	{"memcpy", "", "memcpy-family"},
+	{"__memmove_avx_unaligned_erms", "", "memcpy-family"},
+	{"__memcpy_ssse3_back", "", "memcpy-family"},
+	{"__memset_sse2", "", "memcpy-family"},
+	{"__strlen_avx2", "", "memcpy-family"},
+	{"memcmp", "", "memcpy-family"},
+	{"je_arena_dalloc_promoted", "", "allocator"},
+	{"je_free_default", "", "allocator"},
+	{"jemalloc_usable_size", "", "allocator"},
+	{"extent_szind_set", "", "allocator"},
+	{"__libc_malloc", "", "allocator"},
+	{"tc_new", "", "allocator"},
+	{"tcmalloc::ThreadCache::ReleaseToCentralCache(tcmalloc::ThreadCache::FreeList*, unsigned int, int)", "", "allocator"},
+	{"operator delete(void*, unsigned long)", "", "allocator"},
+	{"doris::ThreadMemTrackerMgr::consume(long)", "", "be-memory-hooks"},
+	{"doris::Allocator<false, false, false, doris::DefaultMemoryAllocator>::alloc(unsigned long, unsigned long)", "", "be-memory-hooks"},
+	{"__GI___pthread_mutex_lock", "", "locks"},
+	{"___pthread_mutex_lock", "", "locks"},
+	{"__pthread_tpp_change_priority", "", "locks"},
+}
+
+func TestDefaultRulesValid(t *testing.T) {
+	rules := DefaultRules()
+	if len(rules) == 0 {
+		t.Fatal("no default rules")
+	}
+	if err := ValidateRules(rules); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules {
+		if len(strings.Fields(r.Why)) < 4 {
+			t.Errorf("rule %s: why %q does not say why", r.ID, r.Why)
+		}
+	}
+}
+
+func TestEveryRuleUsed(t *testing.T) {
+	g := Default()
+	used := map[string]bool{}
+	for _, c := range ruleCases {
+		n := Normalize(c.name)
+		r := g.rules.match(n, c.module)
+		if r == nil {
+			t.Errorf("%q (normalized %q): no rule, want %s", c.name, n, c.rule)
+			continue
+		}
+		if r.ID != c.rule {
+			t.Errorf("%q (normalized %q): rule %s, want %s", c.name, n, r.ID, c.rule)
+		}
+		used[r.ID] = true
+	}
+	for _, r := range DefaultRules() {
+		if !used[r.ID] {
+			t.Errorf("rule %s is matched by no test case", r.ID)
+		}
+	}
+}
+
+func TestAppFramesMatchNoRule(t *testing.T) {
+	g := Default()
+	for _, n := range []string{
+		"doris::SystemMetrics::get_disks_io_time", "starrocks::ParsedPageV1::read", "doris::vectorized::Block::clear_column_data",
+		"starrocks::pipeline::PipelineDriver::_mark_operator_finishing", "std::vector::operator=", "std::_Rb_tree_increment",
+		"free_list_push", "freeze", "mallocz_helper", "doris::MemTableMemoryLimiter::handle_memtable_flush",
+		"java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take",
+	} {
+		if r := g.rules.match(n, ""); r != nil {
+			t.Errorf("%s matched rule %s", n, r.ID)
+		}
+	}
+}
+
+func TestValidateRulesRejects(t *testing.T) {
+	bad := [][]Rule{
+		{{ID: "", Role: RoleIrrelevant, Why: "x y z w", Names: []string{"a"}}},
+		{{ID: "a", Role: "other", Why: "x y z w", Names: []string{"a"}}},
+		{{ID: "a", Role: RoleIrrelevant, Names: []string{"a"}}},
+		{{ID: "a", Role: RoleIrrelevant, Why: "x y z w"}},
+		{{ID: "a", Role: RoleIrrelevant, Why: "x y z w", Regexp: "("}},
+		{{ID: "a", Role: RoleIrrelevant, Why: "x y z w", Names: []string{"f"}}, {ID: "b", Role: RolePrefix, Why: "x y z w", Names: []string{"f"}}},
+		{{ID: "a", Role: RoleIrrelevant, Why: "x y z w", Names: []string{"f"}}, {ID: "a", Role: RolePrefix, Why: "x y z w", Names: []string{"g"}}},
+	}
+	for i, rs := range bad {
+		if err := ValidateRules(rs); !errors.Is(err, ErrRule) {
+			t.Errorf("case %d: err = %v, want ErrRule", i, err)
+		}
+	}
+	if _, err := LoadRules(strings.NewReader("rules:\n  - id: x\n    role: prefix\n    why: a b c d\n    bogus: 1\n")); !errors.Is(err, ErrRule) {
+		t.Errorf("unknown field: err = %v", err)
+	}
+	if _, err := NewGenerator(Options{ExtraRules: []Rule{{ID: "abort-path", Role: RolePrefix, Why: "a b c d", Names: []string{"zz"}}}}); !errors.Is(err, ErrRule) {
+		t.Errorf("extra rule reusing a default id: err = %v", err)
+	}
+}
+
+func TestExtraRulesOverride(t *testing.T) {
+	extra, err := LoadRules(strings.NewReader(`rules:
+  - id: site-wrapper
+    role: irrelevant
+    why: our in-house crash reporter wraps every handler
+    names: ["acme::report_crash"]
+  - id: memcpy-is-interesting
+    role: irrelevant
+    why: this site wants memcpy skipped without an attribute
+    names: ["memcpy"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGenerator(Options{ExtraRules: extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := g.rules.match("acme::report_crash", ""); r == nil || r.ID != "site-wrapper" {
+		t.Errorf("extra rule not used: %v", r)
+	}
+	if r := g.rules.match("memcpy", ""); r == nil || r.ID != "memcpy-is-interesting" {
+		t.Errorf("extra rule does not win: %v", r)
+	}
+	if r := Default().rules.match("memcpy", ""); r == nil || r.ID != "memcpy-family" {
+		t.Errorf("default generator changed: %v", r)
+	}
+}
