@@ -58,7 +58,8 @@ type Options struct {
 type Generator struct {
 	rules  *ruleSet
 	frames int
-	cache  *cache[frameClass]
+	// cache and javaCache map printed names to normalized names and rules.
+	cache, javaCache *cache[frameClass]
 }
 
 // frameClass is the cached result of normalizing and classifying one name.
@@ -84,7 +85,8 @@ func NewGenerator(opts Options) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{rules: rs, frames: opts.Frames, cache: newCache[frameClass](opts.CacheSize)}
+	g := &Generator{rules: rs, frames: opts.Frames, cache: newCache[frameClass](opts.CacheSize),
+		javaCache: newCache[frameClass](opts.CacheSize)}
 	if g.frames <= 0 {
 		g.frames = DefaultFrames
 	}
@@ -120,11 +122,11 @@ func Generate(c *symbolize.Crash) Signature { return defaultGenerator().Generate
 
 // classify normalizes a frame name and finds its rule, with caching.
 func (g *Generator) classify(raw string, java bool) frameClass {
-	key := raw
+	c := g.cache
 	if java {
-		key = "\x00j" + raw
+		c = g.javaCache
 	}
-	return g.cache.get(key, func() frameClass {
+	return c.get(raw, func() frameClass {
 		n := normalize(raw, java)
 		return frameClass{name: n, rule: g.rules.match(n, "")}
 	})
@@ -627,14 +629,13 @@ func signalName(s string) string {
 	if s == "" {
 		return ""
 	}
-	u := strings.ToUpper(s)
+	u := strings.TrimPrefix(strings.ToUpper(s), "SIGNAL ")
 	if strings.HasPrefix(u, "SIG") {
 		if i := strings.IndexAny(u, " ("); i > 0 {
 			u = u[:i]
 		}
 		return u
 	}
-	u = strings.TrimPrefix(u, "SIGNAL ")
 	if n, ok := signalNumbers[u]; ok {
 		return n
 	}

@@ -1,0 +1,62 @@
+package signature_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+func ExampleNormalize() {
+	fmt.Println(signature.Normalize("starrocks::Status starrocks::ColumnReader<(starrocks::LogicalType)5>::read_page<true>(starrocks::PageHeader const*) [clone .isra.0]"))
+	fmt.Println(signature.Normalize("_ZZN9starrocks12EvHttpServer5startEvENKUlvE_clEv"))
+	fmt.Println(signature.Normalize("doris::OlapScanNode::transfer_thread (this=0x7f3a4c, state=0x7f3a00)"))
+	// Output:
+	// starrocks::ColumnReader::read_page
+	// starrocks::EvHttpServer::start::{lambda}
+	// doris::OlapScanNode::transfer_thread
+}
+
+const exampleLog = `*** Aborted at 1736203429 (unix time) try "date -d @1736203429" if you are using GNU date ***
+*** Current BE git commitID: 5ee7e73313 ***
+*** SIGSEGV address not mapped to object (@0x10) received by PID 4568 (TID 6464 OR 0x7fd390c11640) from PID 16; stack trace: ***
+ 0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /doris/be/src/common/signal_handler.h:421
+ 1# PosixSignals::chained_handler(int, siginfo*, void*) [clone .part.0] in /usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+ 2# JVM_handle_linux_signal in /usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+ 3# 0x00007FD7DC196520 in /lib/x86_64-linux-gnu/libc.so.6
+ 4# __memmove_avx_unaligned_erms at ../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:440
+ 5# doris::vectorized::ColumnString::insert_many_dict_data(int const*, unsigned long, doris::StringRef const*, unsigned long, unsigned int) at /doris/be/src/vec/columns/column_string.h:300
+ 6# doris::segment_v2::BinaryDictPageDecoder::read_by_rowids(unsigned int const*, unsigned long, unsigned long*, COW<doris::vectorized::IColumn>::mutable_ptr<doris::vectorized::IColumn>&) at /doris/be/src/olap/rowset/segment_v2/binary_dict_page.cpp:329
+ 7# start_thread at ./nptl/pthread_create.c:442
+
+`
+
+func ExampleGenerator_Generate() {
+	crashes, err := symbolize.ParseAll(context.Background(), strings.NewReader(exampleLog), symbolize.ScanOptions{Source: "be.out"})
+	if err != nil {
+		panic(err)
+	}
+	s := signature.Default().Generate(crashes[0])
+	fmt.Println(s.Key)
+	fmt.Println(s.ID, s.Attributes, s.CrashFrame)
+	for _, line := range s.Trace[1:5] {
+		fmt.Println(line)
+	}
+	// Output:
+	// SIGSEGV-null | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
+	// f7b9034f6fcd4b08 [stack-truncated leaf=memcpy-family] __memmove_avx_unaligned_erms
+	// thread: crashing thread 6464, 8 frames
+	// skipped #0 doris::signal::(anonymous namespace)::FailureSignalHandler: sentinel 'doris-signal-handler', superseded by a later sentinel
+	// skipped #1 PosixSignals::chained_handler: sentinel 'jvm-signal-chain', superseded by a later sentinel
+	// skipped #2 JVM_handle_linux_signal: sentinel 'jvm-signal-chain' (the embedded JVM's handler runs first and chains to the BE's; the trampoline follows): signature restarts after it
+}
+
+func ExampleSimilarity() {
+	a := []string{"doris::A::f", "doris::B::g", "doris::C::h"}
+	b := []string{"doris::A::f", "doris::B::g", "doris::D::k"}
+	fmt.Printf("%.2f\n", signature.Similarity(a, b))
+	// Output:
+	// 0.76
+}
