@@ -116,6 +116,7 @@ func (in *incident) jvmLine(p *parser, ln lineInfo) {
 				s := in.newStack("F5", 1)
 				s.th.Crashed = true
 			}
+			f.Index = len(in.cur.th.Frames)
 			in.addFrame(p, f, ln)
 			if c.Message == "" {
 				c.Message = "problematic frame: " + t
@@ -291,6 +292,17 @@ func (in *incident) chooseThreads(p *parser) {
 		}
 		if best == nil || better(s, best) {
 			best = s
+		}
+	}
+	if best != nil && len(best.th.Frames) == 0 && best.origin == "F6" {
+		// LeakSanitizer prints no access stack: the first allocation
+		// stack is the one the report is about.
+		for _, s := range in.stacks {
+			if s.origin == "F6-aux" && len(s.th.Frames) > 0 {
+				s.origin = "F6"
+				best = s
+				break
+			}
 		}
 	}
 	if best != nil {

@@ -57,6 +57,7 @@ type incident struct {
 	tracker     int
 	versionOnly bool // opened by a build line alone: weak until confirmed
 	interleaved int
+	sigLine     int   // line of the signal line
 	pcFrame     Frame // the glog `PC: @` line as a frame (the faulting frame)
 	notes       []string
 }
@@ -179,6 +180,10 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return true
 
 	case kQueryID, kNereids, kTablet, kCommit, kAbortedAt:
+		if k == kAbortedAt && in.hasSig && in.family == "F2" && in.cur != nil && len(in.cur.th.Frames) == 0 {
+			in.used(ln) // interleaved twin dump, see kSignal
+			return true
+		}
 		if in.hasSig || in.sec == secBoost || in.sec == secGlog && in.cur != nil && len(in.cur.th.Frames) > 0 || in.isThreadDump() {
 			return false
 		}
@@ -189,15 +194,27 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return true
 
 	case kSignal:
+		if in.hasSig && in.cur != nil && len(in.cur.th.Frames) == 0 && (in.family == "F2") == (m[2] == "") {
+			// A second signal line before any frame: two threads crashed at
+			// once and their one-write-per-line dumps are interleaved.
+			in.corrupt("two dumps interleaved (signal lines at " + strconv.Itoa(in.sigLine) + " and " + strconv.Itoa(ln.no) + "): frames cannot be attributed to one thread")
+			in.used(ln)
+			return true
+		}
 		if in.hasSig || in.isThreadDump() {
 			return false
 		}
+		in.sigLine = ln.no
 		in.signal(p, m)
 		in.versionOnly = false
 		in.used(ln)
 		return true
 
 	case kPC:
+		if in.hasSig && in.family == "F2" && in.cur != nil && len(in.cur.th.Frames) == 0 {
+			in.used(ln) // interleaved twin dump, see kSignal
+			return true
+		}
 		if in.hasSig || in.isThreadDump() {
 			return false
 		}
@@ -561,6 +578,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		}
 	case secHsErr:
 		if f, ok := p.parseHsErrFrame(text); ok {
+			if in.cur != nil {
+				f.Index = len(in.cur.th.Frames)
+			}
 			in.addFrame(p, f, ln)
 			return true
 		}
@@ -596,6 +616,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		}
 	case secJstack:
 		if f, ok := parseJavaFrame(text); ok && in.cur != nil {
+			f.Index = len(in.cur.th.Frames)
 			in.addFrame(p, f, ln)
 			return true
 		}
@@ -652,7 +673,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				in.sec = secGlog
 				in.newStack(in.family, 3)
 			}
-			f := Frame{Raw: text}
+			f := Frame{Raw: text, Index: len(in.cur.th.Frames)}
 			p.setFunction(&f, t)
 			in.addFrame(p, f, ln)
 			in.note("abbreviated frames without addresses")
