@@ -128,7 +128,8 @@ func (c *Core) buildModules(ctx context.Context) {
 		c.Modules = append(c.Modules, m)
 	}
 	if v, ok := c.auxv[atSYSINFOEHDR]; ok && v != 0 {
-		if s := c.segFor(v); s != nil && s.filesz > 0 {
+		// a real vDSO is two pages; anything large is damage
+		if s := c.segFor(v); s != nil && s.filesz > 0 && s.filesz <= 1<<20 && v == s.vaddr {
 			m := &CoreModule{Path: "[vdso]", Start: Addr(s.vaddr), End: Addr(s.vaddr + s.memsz), IsVDSO: true}
 			if h, ok := c.readELFHeaders(v); ok {
 				m.Bias = Addr(v - h.firstLoadVaddr)

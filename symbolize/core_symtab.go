@@ -83,7 +83,7 @@ func readFuncSyms(ef *elf.File, out []funcSym) []funcSym {
 func newSymtabResolver(path string, ef *elf.File, buildID string, debugDirs []string) *symtabResolver {
 	r := &symtabResolver{}
 	syms := readFuncSyms(ef, nil)
-	if ef.Section(".symtab") == nil || ef.Section(".debug_info") == nil {
+	if path != "" && !strings.HasPrefix(path, "[") && (ef.Section(".symtab") == nil || ef.Section(".debug_info") == nil) {
 		if dp := findDebugFile(path, ef, buildID, debugDirs); dp != "" {
 			if f, err := os.Open(dp); err == nil {
 				if d, err := elf.NewFile(f); err == nil {
