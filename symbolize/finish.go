@@ -312,7 +312,7 @@ func (in *incident) chooseThreads(p *parser) {
 			th.ID = c.TID
 		}
 		in.placePCFrame(&th)
-		if in.eof && !in.ended && (best.origin == "F1" || best.origin == "F2" || best.origin == "F3") && in.sec != secDone {
+		if in.eof && !in.ended && !in.blank && !endsAtRoot(th.Frames) && (best.origin == "F1" || best.origin == "F2" || best.origin == "F3") && in.sec != secDone {
 			th.Truncated = true
 			in.note("input ended inside the dump: frames may be missing")
 		}
@@ -500,4 +500,22 @@ func (in *incident) placePCFrame(th *Thread) {
 		th.Frames[i].Index = i
 	}
 	in.note("faulting frame taken from the PC: line (abbreviated frame list)")
+}
+
+// endsAtRoot reports whether a frame list reaches the bottom of a thread
+// (a thread or process entry, or glog's final null frame), so that input
+// ending right after it did not cut the stack.
+func endsAtRoot(frames []Frame) bool {
+	if len(frames) == 0 {
+		return false
+	}
+	last := frames[len(frames)-1]
+	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
+		return true // `@ 0x0 (unknown)` / `@ (nil) (unknown)`
+	}
+	switch last.Function {
+	case "clone", "__clone", "clone3", "__clone3", "start_thread", "_start", "__libc_start_main", "main":
+		return true
+	}
+	return false
 }

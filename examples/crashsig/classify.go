@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -16,12 +17,15 @@ import (
 // only ever added, never renamed or removed.
 type record struct {
 	*symbolize.Crash
+	Signature *signature.Signature `json:"signature,omitempty"`
 }
 
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines, one object per incident")
+	var sf signatureFlags
+	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -29,15 +33,21 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "usage: crashsig classify [--json] PATH...   (files, directories, - for stdin, .gz ok)")
 		return 2
 	}
+	gen, err := sf.generator()
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return 2
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	n := 0
-	err := openInputs(fs.Args(), stdin, stderr, func(name string, r io.Reader) error {
+	err = openInputs(fs.Args(), stdin, stderr, func(name string, r io.Reader) error {
 		sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: name})
 		for sc.NextContext(ctx) {
 			c := sc.Crash()
 			n++
-			rec := record{Crash: c}
+			sig := gen.Generate(c)
+			rec := record{Crash: c, Signature: &sig}
 			if *asJSON {
 				if err := enc.Encode(rec); err != nil {
 					return err
@@ -99,6 +109,9 @@ func printHuman(w io.Writer, r record) {
 	}
 	if c.Corrupted {
 		fmt.Fprintf(w, "  CORRUPTED: %s\n", c.CorruptedReason)
+	}
+	if r.Signature != nil {
+		fmt.Fprintf(w, "  signature: %s  [%s]\n", r.Signature.Key, r.Signature.ID)
 	}
 	if ct := c.CrashingThread(); ct != nil {
 		fmt.Fprintf(w, "  crashing thread %d: %d frames\n", ct.ID, len(ct.Frames))

@@ -20,7 +20,12 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"classify", "parse crash logs and print each incident (--json for JSON Lines)", cmdClassify},
+		{"classify", "parse crash logs (and cores) and print each incident with its signature (--json: JSON Lines)", cmdClassify},
+		{"explain", "print each incident's signature with the trace of every decision", cmdExplain},
+		{"buckets", "group many inputs into buckets by signature key, with near duplicates", cmdBuckets},
+		{"diff", "compare the signature keys of two golden signature files or directories", cmdDiff},
+		{"symbolize", "symbolize PCs against an ELF binary or its debug file (addr2line-compatible)", cmdSymbolize},
+		{"core", "unwind and symbolize every thread of an ELF core file", cmdCore},
 	}
 }
 
