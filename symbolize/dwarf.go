@@ -1,9 +1,11 @@
 package symbolize
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -180,6 +182,22 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 		}
 	}()
 	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}, names: map[uint64]*funcName{}}
+	names := []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line",
+		".debug_ranges", ".debug_rnglists", ".debug_addr", ".debug_str_offsets", ".debug_aranges"}
+	// Compressed sections are inflated in parallel (the large ones
+	// dominate the open time of a -gz binary); mapped ones cost nothing.
+	var wg sync.WaitGroup
+	for _, n := range names {
+		if s := img.findSection(n); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug")) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { recover() }() // errors are reported by the sequential pass below
+				img.sectionParallel(n)
+			}()
+		}
+	}
+	wg.Wait()
 	get := func(name string) []byte {
 		if err != nil {
 			return nil

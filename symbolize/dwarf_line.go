@@ -188,7 +188,8 @@ func (d *dwData) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 		t.files[0] = ""
 	}
 
-	// The line program.
+	// The line program. Most rows take 1-3 bytes of program.
+	t.rows = make([]lineRow, 0, (uint64(end)-progStart)/3+16)
 	r.pos = int(progStart)
 	var (
 		addr     uint64

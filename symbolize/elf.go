@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"debug/elf"
 	"encoding/binary"
@@ -11,7 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -140,6 +141,26 @@ func (m *elfImage) section(name string) ([]byte, error) {
 	b, err := m.readSection(name)
 	m.cache[name] = secData{b, err}
 	return b, err
+}
+
+// sectionParallel is section for concurrent warm-up: the decompression
+// runs outside the lock, the result is stored unless another caller won.
+func (m *elfImage) sectionParallel(name string) {
+	m.mu.Lock()
+	_, done := m.cache[name]
+	closed := m.cache == nil
+	m.mu.Unlock()
+	if done || closed {
+		return
+	}
+	b, err := m.readSection(name)
+	m.mu.Lock()
+	if m.cache != nil {
+		if _, ok := m.cache[name]; !ok {
+			m.cache[name] = secData{b, err}
+		}
+	}
+	m.mu.Unlock()
 }
 
 func (m *elfImage) readSection(name string) (b []byte, err error) {
@@ -439,7 +460,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	type ent struct {
 		addr, size uint64
 		name       uint32
-		idx        int
+		idx        int32
 	}
 	esz := 16
 	if m.is64 {
@@ -467,18 +488,17 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 		if int(e0.name) >= len(strs) {
 			continue
 		}
-		e0.idx = len(ents)
+		e0.idx = int32(len(ents))
 		ents = append(ents, e0)
 	}
-	sort.Slice(ents, func(i, j int) bool {
-		a, b := &ents[i], &ents[j]
-		if a.addr != b.addr {
-			return a.addr < b.addr
+	slices.SortFunc(ents, func(a, b ent) int {
+		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+			return c
 		}
-		if a.size != b.size {
-			return a.size < b.size
+		if c := cmp.Compare(a.size, b.size); c != 0 {
+			return c
 		}
-		return a.idx < b.idx
+		return cmp.Compare(a.idx, b.idx)
 	})
 	k := 0
 	for i := range ents {

@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -72,25 +75,95 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
-	var locs []symbolize.Location
-	enc := json.NewEncoder(out)
+	// Lines are handled in batches, each batch split among GOMAXPROCS
+	// workers (Lookup is safe for concurrent use; demangling and the
+	// first parse of a compile unit dominate and run in parallel), and
+	// the workers' outputs are written in input order.
+	workers := runtime.GOMAXPROCS(0)
+	type chunk struct {
+		buf    bytes.Buffer
+		failed bool
+	}
+	chunks := make([]chunk, workers)
 	status := 0
-	one := func(in string) {
+	opts := symOutOpts{exact: *exact, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias}
+	flush := func(lines []string) {
+		per := (len(lines) + workers - 1) / workers
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			lo, hi := min(w*per, len(lines)), min((w+1)*per, len(lines))
+			chunks[w].buf.Reset()
+			if lo == hi {
+				continue
+			}
+			wg.Add(1)
+			go func(c *chunk, part []string) {
+				defer wg.Done()
+				c.failed = symbolizeLines(b, part, opts, &c.buf)
+			}(&chunks[w], lines[lo:hi])
+		}
+		wg.Wait()
+		for w := range chunks {
+			out.Write(chunks[w].buf.Bytes())
+			if chunks[w].failed {
+				status = 1
+			}
+		}
+	}
+	if fs.NArg() > 0 {
+		flush(fs.Args())
+		return status
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	const batch = 4096
+	lines := make([]string, 0, batch)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) == batch {
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "crashsig symbolize:", ctx.Err())
+				return 1
+			}
+			flush(lines)
+			lines = lines[:0]
+		}
+	}
+	flush(lines)
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(stderr, "crashsig symbolize:", err)
+		return 1
+	}
+	return status
+}
+
+type symOutOpts struct {
+	exact, json, llvm, raw bool
+	bias                   uint64
+}
+
+// symbolizeLines looks up one PC per input line and renders the results
+// into buf. It reports whether any line failed.
+func symbolizeLines(b *symbolize.Binary, lines []string, o symOutOpts, buf *bytes.Buffer) bool {
+	w := bufio.NewWriter(buf)
+	defer w.Flush()
+	var locs []symbolize.Location
+	failed := false
+	for _, in := range lines {
 		in = strings.TrimSpace(in)
 		if in == "" {
-			return
+			continue
 		}
-		pc, perr := parsePCInput(in, bias)
-		if perr == nil {
-			locs, perr = b.AppendLookup(locs[:0], pc, symbolize.LookupOptions{Exact: *exact})
-		} else {
-			locs = locs[:0]
+		pc, err := parsePCInput(in, o.bias)
+		locs = locs[:0]
+		if err == nil {
+			locs, err = b.AppendLookup(locs, pc, symbolize.LookupOptions{Exact: o.exact})
 		}
-		if perr != nil {
-			status = 1
+		if err != nil {
+			failed = true
 		}
 		switch {
-		case *asJSON:
+		case o.json:
 			rec := struct {
 				Input  string               `json:"input"`
 				PC     symbolize.Addr       `json:"pc"`
@@ -100,37 +173,20 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			if rec.Frames == nil {
 				rec.Frames = []symbolize.Location{}
 			}
-			if perr != nil {
-				rec.Error = perr.Error()
+			if err != nil {
+				rec.Error = err.Error()
 			}
-			enc.Encode(rec)
-		case *style == "llvm":
-			writeFrames(out, locs, *raw, true)
-			out.WriteByte('\n')
+			js, _ := json.Marshal(rec)
+			w.Write(js)
+			w.WriteByte('\n')
+		case o.llvm:
+			writeFrames(w, locs, o.raw, true)
+			w.WriteByte('\n')
 		default:
-			writeFrames(out, locs, *raw, false)
+			writeFrames(w, locs, o.raw, false)
 		}
 	}
-	if fs.NArg() > 0 {
-		for _, a := range fs.Args() {
-			one(a)
-		}
-		return status
-	}
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 0; sc.Scan(); n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			fmt.Fprintln(stderr, "crashsig symbolize:", ctx.Err())
-			return 1
-		}
-		one(sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintln(stderr, "crashsig symbolize:", err)
-		return 1
-	}
-	return status
+	return failed
 }
 
 // writeFrames prints an inline chain addr2line-style (function, then

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of `crashsig symbolize` against llvm-symbolizer and
+addr2line on the large synthetic backend binary of the symbench anchors.
+
+Usage:
+  CRASHSIG_SYMBENCH=/work/symbench-work symbench.py [--reps N] [--reps100k N]
+                   [--crashsig PATH] [--variants plain,gz,split] [--tools ...]
+
+CRASHSIG_SYMBENCH is the WORKDIR of symbench's build.sh (bin/dbserver,
+bin/dbserver.gz, split/dbserver{,.debug}) with the PC lists of its mkpcs.py
+in WORKDIR/pcs/ (pcs_1.txt, stacks.txt, pcs_10k.txt, pcs_100k.txt). Without
+it the script exits 0 doing nothing. --crashsig defaults to building
+./examples/crashsig into WORKDIR/crashsig (run from the repository root).
+
+Every tool gets the addresses on stdin, in batch mode, as exact addresses
+(no return-address adjustment, like llvm-symbolizer):
+  crashsig   crashsig symbolize --exact --binary BIN          (demangled)
+  llvm       llvm-symbolizer --inlining --demangle --obj=BIN
+  addr2line  addr2line -f -i -C -e BIN
+Runs are interleaved round-robin under /usr/bin/time -v so that a shared
+machine's noise hits all tools alike; medians are printed as a markdown table:
+startup (1 PC), wall per list, steady PCs/s = 90,000/(T_100k - T_10k), peak RSS.
+Raw runs go to WORKDIR/crashsig-bench/runs.jsonl.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+VARIANTS = {"plain": "bin/dbserver", "gz": "bin/dbserver.gz", "split": "split/dbserver"}
+INPUTS = ["pcs_1", "stacks", "pcs_10k", "pcs_100k"]
+
+
+def tools(crashsig):
+    return {
+        "crashsig": lambda b: [crashsig, "symbolize", "--exact", "--binary", b],
+        "llvm": lambda b: ["llvm-symbolizer", "--inlining", "--demangle", f"--obj={b}"],
+        "addr2line": lambda b: ["addr2line", "-f", "-i", "-C", "-e", b],
+    }
+
+
+def run_one(cmd, inp, outp):
+    with open(inp) as fi, open(outp, "w") as fo:
+        t0 = time.monotonic()
+        p = subprocess.run(["/usr/bin/time", "-v"] + cmd, stdin=fi, stdout=fo,
+                           stderr=subprocess.PIPE, text=True)
+        wall = time.monotonic() - t0
+    r = {"wall_s": wall, "rc": p.returncode}
+    for line in p.stderr.splitlines():
+        line = line.strip()
+        if line.startswith("Maximum resident set size"):
+            r["rss_mb"] = int(line.split(":")[1]) / 1024
+        elif line.startswith("User time"):
+            r["user_s"] = float(line.split(":")[1])
+    return r
+
+
+def main():
+    w = os.environ.get("CRASHSIG_SYMBENCH")
+    if not w:
+        print("CRASHSIG_SYMBENCH not set: nothing to do", file=sys.stderr)
+        return 0
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps100k", type=int, default=3)
+    ap.add_argument("--crashsig", default="")
+    ap.add_argument("--variants", default="plain,gz,split")
+    ap.add_argument("--tools", default="crashsig,llvm,addr2line")
+    ap.add_argument("--inputs", default=",".join(INPUTS))
+    a = ap.parse_args()
+    cs = a.crashsig
+    if not cs:
+        cs = os.path.join(w, "crashsig")
+        subprocess.run(["go", "build", "-o", cs, "./examples/crashsig"], check=True)
+    res = os.path.join(w, "crashsig-bench")
+    os.makedirs(os.path.join(res, "out"), exist_ok=True)
+    T = tools(cs)
+    sel = a.tools.split(",")
+    variants = a.variants.split(",")
+    inputs = a.inputs.split(",")
+    runs = []
+    log = open(os.path.join(res, "runs.jsonl"), "w")
+    for rnd in range(max(a.reps, a.reps100k)):
+        for inp in inputs:
+            if rnd >= (a.reps100k if inp == "pcs_100k" else a.reps):
+                continue
+            for v in variants:
+                for t in sel:
+                    outp = os.path.join(res, "out", f"{t}.{v}.{inp}.out")
+                    r = run_one(T[t](os.path.join(w, VARIANTS[v])), os.path.join(w, "pcs", inp + ".txt"), outp)
+                    r.update({"tool": t, "variant": v, "input": inp, "round": rnd})
+                    runs.append(r)
+                    log.write(json.dumps(r) + "\n")
+                    log.flush()
+                    print(f"round {rnd} {t:9s} {v:5s} {inp:8s} wall={r['wall_s']:.3f}s rss={r.get('rss_mb', 0):.0f}MB rc={r['rc']}",
+                          file=sys.stderr, flush=True)
+    med = {}
+    for r in runs:
+        med.setdefault((r["tool"], r["variant"], r["input"]), []).append(r)
+    def m(t, v, i, f="wall_s"):
+        rs = med.get((t, v, i))
+        return statistics.median(x[f] for x in rs) if rs else None
+    print("| tool | binary | startup s (1 PC) | stacks 1.5k s | 10k s | 100k s | steady PCs/s | peak RSS MB (1 PC / 100k) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for v in variants:
+        for t in sel:
+            s1, st, k10, k100 = (m(t, v, i) for i in INPUTS)
+            steady = 90000 / (k100 - k10) if k10 and k100 and k100 > k10 else None
+            r1, r100 = m(t, v, "pcs_1", "rss_mb"), m(t, v, "pcs_100k", "rss_mb")
+            f = lambda x, p=3: "–" if x is None else f"{x:.{p}f}"
+            print(f"| {t} | {v} | {f(s1)} | {f(st)} | {f(k10)} | {f(k100)} | "
+                  f"{'–' if steady is None else f'{steady:,.0f}'} | {f(r1, 0)} / {f(r100, 0)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
