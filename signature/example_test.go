@@ -46,7 +46,7 @@ func ExampleGenerator_Generate() {
 	}
 	// Output:
 	// SIGSEGV-null | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
-	// f7b9034f6fcd4b08 [stack-truncated leaf=memcpy-family] __memmove_avx_unaligned_erms
+	// f7b9034f6fcd4b08 [leaf=memcpy-family] __memmove_avx_unaligned_erms
 	// thread: crashing thread 6464, 8 frames
 	// skipped #0 doris::signal::(anonymous namespace)::FailureSignalHandler: sentinel 'doris-signal-handler', superseded by a later sentinel
 	// skipped #1 PosixSignals::chained_handler: sentinel 'jvm-signal-chain', superseded by a later sentinel
