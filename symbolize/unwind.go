@@ -411,6 +411,11 @@ func (c *Core) unwind(t *CoreThread) {
 			next, err = c.stepFP(&regs)
 		}
 		if errors.Is(err, errEndOfStack) {
+			if how == MethodFP {
+				// only CFI can say a stack ends; a frame-pointer walk that
+				// stops has merely lost the chain
+				stop(fmt.Sprintf("no unwind information for %s at frame %d and the frame-pointer chain ends", moduleLabel(m, pc), len(t.Frames)-1))
+			}
 			return
 		}
 		if err != nil {
@@ -443,4 +448,19 @@ func (c *Core) stackTop(regs *regSet) bool {
 	}
 	regs.v[dwRIP], regs.v[dwRSP] = ret, sp+8
 	return true
+}
+
+// moduleLabel names the module of pc for messages.
+func moduleLabel(m *CoreModule, pc uint64) string {
+	if m == nil {
+		return fmt.Sprintf("%#x (no module)", pc)
+	}
+	if m.elf == nil {
+		id := m.BuildID
+		if id == "" {
+			id = "unknown"
+		}
+		return fmt.Sprintf("%s (file not available, build-id %s)", m.Name(), id)
+	}
+	return m.Name()
 }
