@@ -1,0 +1,614 @@
+package catalog
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// Status is the answer about a crash's version against a matched defect.
+type Status string
+
+// The statuses. Exactly one is set on every Verdict.
+const (
+	// StatusAffected: the crash matches a known defect and its version is in
+	// an affected range (or before the branch's fix). Advice names the
+	// version to upgrade to: the fix on the crash's own branch, else the
+	// first fix on a later branch.
+	StatusAffected Status = "affected"
+	// StatusAffectedNoFix: the crash matches a known defect, its version is
+	// affected, and no fix is known for its branch or any later branch.
+	StatusAffectedNoFix Status = "affected-no-fix"
+	// StatusFixed: the crash matches a known defect but its version already
+	// has the fix (should-already-be-fixed). Either the fix is incomplete,
+	// this is a regression, or it is a different bug with the same stack:
+	// Advice says so loudly.
+	StatusFixed Status = "fixed"
+	// StatusVersionUnknown: the crash matches a known defect but its version
+	// is not known (not printed, unparseable, a dev build), or lies on a
+	// branch (or before the first affected version) the entry says nothing about.
+	StatusVersionUnknown Status = "version-unknown"
+	// StatusNoKnownDefect: no defect of the catalog matches.
+	StatusNoKnownDefect Status = "no-known-defect"
+)
+
+// DefectWindow is how many meaningful frames (from the signature's first
+// frame on) a defect's frames must fall within.
+const DefectWindow = 10
+
+// maxSimilar is how many near misses a Verdict lists.
+const maxSimilar = 3
+
+// Verdict is the answer for one crash. It is the `classification` object
+// of the CLI's JSON output.
+type Verdict struct {
+	Path Path   `json:"path"`
+	Area string `json:"area"`
+	// PathRule is the id of the rule that decided Path ("" when unknown).
+	PathRule string `json:"path_rule,omitempty"`
+	// Defect is the matched defect, nil when none matched.
+	Defect *DefectRef `json:"defect"`
+	Status Status     `json:"status"`
+	// Advice is one sentence an operator can act on.
+	Advice string `json:"advice"`
+	// Evidence lists every decision taken, in order.
+	Evidence []string `json:"evidence"`
+	// Similar lists up to three defects that share frames with the crash,
+	// best first, when no defect matched.
+	Similar []Similar `json:"similar,omitempty"`
+	// Version is the crash's version as parsed ("" when unknown).
+	Version string `json:"version,omitempty"`
+	// CatalogRevision and SignatureAlgorithm state what produced the verdict.
+	CatalogRevision    string `json:"catalog_revision"`
+	SignatureAlgorithm string `json:"signature_algorithm"`
+}
+
+// DefectRef is the matched defect as shown in a Verdict.
+type DefectRef struct {
+	ID         string   `json:"id"`
+	Title      string   `json:"title"`
+	Links      []string `json:"links"`
+	Affected   []string `json:"affected,omitempty"`
+	Fixed      []string `json:"fixed,omitempty"`
+	Workaround string   `json:"workaround,omitempty"`
+	Confidence string   `json:"confidence,omitempty"`
+	// Match is the index of the alternative that matched.
+	Match int `json:"match"`
+}
+
+// Similar is a near miss: a defect sharing frames with the crash.
+type Similar struct {
+	ID    string  `json:"id"`
+	Title string  `json:"title"`
+	Score float64 `json:"score"`
+	// Shared lists the defect's frame globs found in the crash.
+	Shared []string `json:"shared"`
+}
+
+// stackView is the normalized crashing stack and what matched it.
+type stackView struct {
+	frames []string // normalized, innermost first
+	hits   []hit    // (glob, frame) pairs in frame order
+	w0, w1 int      // defect window [w0, w1)
+}
+
+type hit struct {
+	glob  int32
+	frame int32
+}
+
+// positions returns the frames glob g matched, ascending.
+func (s *stackView) has(g int32, from, to int) int {
+	for _, h := range s.hits {
+		if h.glob == g && int(h.frame) >= from && int(h.frame) < to {
+			return int(h.frame)
+		}
+	}
+	return -1
+}
+
+// Frames returns the normalized names of the crashing thread's frames,
+// innermost first, as path rules and defects see them. Frames without a
+// name are kept as "" so positions stay those of the thread.
+func Frames(crash *symbolize.Crash) []string {
+	t := crashingThread(crash)
+	if t == nil {
+		return nil
+	}
+	n := min(len(t.Frames), maxStack)
+	out := make([]string, 0, n)
+	gen := signature.Default() // shared, cached normalizer
+	for i := range t.Frames[:n] {
+		f := &t.Frames[i]
+		if f.Java {
+			out = append(out, signature.NormalizeJava(f.Name()))
+		} else {
+			out = append(out, gen.Normalize(f.Name()))
+		}
+	}
+	return out
+}
+
+func crashingThread(crash *symbolize.Crash) *symbolize.Thread {
+	if crash == nil {
+		return nil
+	}
+	if t := crash.CrashingThread(); t != nil {
+		return t
+	}
+	if len(crash.Threads) > 0 {
+		return &crash.Threads[0]
+	}
+	return nil
+}
+
+// maxStack bounds the frames looked at (deep recursion is cut).
+const maxStack = 512
+
+func (c *Catalog) view(frames []string, sig signature.Signature) *stackView {
+	if len(frames) > maxStack {
+		frames = frames[:maxStack]
+	}
+	v := &stackView{frames: frames}
+	var buf []int32
+	sc := c.ix.scratchFor()
+	defer c.ix.release(sc)
+	for i, name := range frames {
+		if name == "" {
+			continue
+		}
+		buf = c.ix.matches(buf[:0], name, sc)
+		for _, g := range buf {
+			v.hits = append(v.hits, hit{g, int32(i)})
+		}
+	}
+	// The defect window starts at the signature's crash frame (the first
+	// frame after the mechanism frames, memcpy and allocator frames
+	// included) or else its first key frame; when neither is in the stack
+	// (an EMPTY signature, a hand-built one) it is the top 2×DefectWindow.
+	v.w0, v.w1 = 0, min(2*DefectWindow, len(frames))
+	for _, anchor := range []string{sig.CrashFrame, firstOr(sig.Frames)} {
+		if anchor == "" {
+			continue
+		}
+		if i := indexOf(frames, anchor); i >= 0 {
+			v.w0, v.w1 = i, min(i+DefectWindow, len(frames))
+			break
+		}
+	}
+	return v
+}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+func indexOf(s []string, x string) int {
+	for i, y := range s {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// Classify puts a crash on a path, matches it against the known defects and
+// decides the status from its version. sig is the crash's signature (its
+// Frames fix where the meaningful frames start, its Key and Kind are
+// matched). Classify never fails: what it could not decide is said in the
+// Evidence. Safe for concurrent use.
+func (c *Catalog) Classify(crash *symbolize.Crash, sig signature.Signature) Verdict {
+	return c.ClassifyFrames(crash, sig, Frames(crash))
+}
+
+// ClassifyFrames is Classify with the normalized crashing stack given by the
+// caller (as returned by Frames), for callers that already have it.
+func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature, frames []string) Verdict {
+	if crash == nil {
+		crash = &symbolize.Crash{}
+	}
+	v := Verdict{CatalogRevision: c.revision, SignatureAlgorithm: sig.Algorithm, Status: StatusNoKnownDefect}
+	sv := c.view(frames, sig)
+	c.decidePath(&v, crash, sv)
+	groups := threadGroups(crash, sig)
+	c.decideDefect(&v, crash, sig, sv, groups)
+	return v
+}
+
+// noQuery reports the weak hint that no query was attached to the thread.
+func noQuery(crash *symbolize.Crash) bool {
+	q := strings.TrimSpace(crash.QueryID)
+	if q == "" {
+		return false
+	}
+	return strings.Trim(q, "0-:") == ""
+}
+
+func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
+	best, bestAt := -1, -1
+	var others []string
+	seen := map[int32]bool{}
+	for _, h := range sv.hits {
+		for _, o := range c.owners[h.glob] {
+			if o.kind != 0 || seen[o.idx] {
+				continue
+			}
+			seen[o.idx] = true
+			at := c.ruleHolds(int(o.idx), sv)
+			if at < 0 {
+				continue
+			}
+			r := &c.rules[o.idx]
+			if best < 0 || better(r, at, &c.rules[best], bestAt) {
+				if best >= 0 {
+					others = append(others, c.rules[best].ID)
+				}
+				best, bestAt = int(o.idx), at
+			} else {
+				others = append(others, r.ID)
+			}
+		}
+	}
+	name := ""
+	if t := crashingThread(crash); t != nil {
+		name = t.Name
+	}
+	if best < 0 && name != "" {
+		for _, i := range c.weak {
+			for _, g := range c.crules[i].threads {
+				if g.match(name) && (best < 0 || better(&c.rules[i], -1, &c.rules[best], -1)) {
+					best, bestAt = i, -1
+				}
+			}
+		}
+	}
+	if best < 0 {
+		v.Path, v.Area = PathUnknown, ""
+		if len(sv.frames) == 0 {
+			v.Evidence = append(v.Evidence, "path unknown: the crashing thread has no frames")
+		} else {
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path unknown: no path rule matches any of the %d frames", len(sv.frames)))
+		}
+		return
+	}
+	r := &c.rules[best]
+	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+	if bestAt >= 0 {
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by rule %s (%s): frame #%d %s; %s", r.Path, r.Area, r.ID, where(r.File, r.Line), bestAt, sv.frames[bestAt], r.Why))
+	} else {
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched; %s", r.Path, r.Area, r.ID, where(r.File, r.Line), name, r.Why))
+	}
+	if r.NoQuery != nil && noQuery(crash) {
+		v.Path, v.Area = r.NoQuery.Path, r.NoQuery.Area
+		if v.Area == "" {
+			v.Area = r.Area
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s instead: query id %q says no query was attached (weak hint, used because rule %s allows it)", v.Path, v.Area, crash.QueryID, r.ID))
+	}
+	if len(others) > 0 {
+		sort.Strings(others)
+		v.Evidence = append(v.Evidence, "other path rules matched (lower priority, or same priority at a deeper frame): "+strings.Join(dedupe(others), ", "))
+	}
+}
+
+// better orders matching rules: higher priority, then the one that holds
+// at the innermost frame (the more specific subsystem: a trash sweep
+// inside the sweeper thread), then the smaller id.
+func better(a *PathRule, aAt int, b *PathRule, bAt int) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if aAt != bAt {
+		return aAt < bAt
+	}
+	return a.ID < b.ID
+}
+
+// ruleHolds returns the innermost frame at which rule i holds, or -1.
+func (c *Catalog) ruleHolds(i int, sv *stackView) int {
+	cr := &c.crules[i]
+	n := len(sv.frames)
+	for _, h := range sv.hits {
+		if !containsID(cr.frames, h.glob) {
+			continue
+		}
+		at := int(h.frame)
+		ok := true
+		for _, g := range cr.callers {
+			if sv.has(g, at+1, n) < 0 {
+				ok = false
+				break
+			}
+		}
+		for _, g := range cr.notCallers {
+			if ok && sv.has(g, at+1, n) >= 0 {
+				ok = false
+			}
+		}
+		if ok {
+			return at
+		}
+	}
+	return -1
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// altMatch is one matching alternative with what it matched.
+type altMatch struct {
+	alt      int32
+	evidence []string
+}
+
+func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature.Signature, sv *stackView, groups []signature.Group) {
+	cands := map[int32]bool{}
+	for _, h := range sv.hits {
+		for _, o := range c.owners[h.glob] {
+			if o.kind == 1 {
+				cands[o.idx] = true
+			}
+		}
+	}
+	for _, a := range c.byKey[sig.Key] {
+		cands[a] = true
+	}
+	for _, a := range c.loose {
+		cands[a] = true
+	}
+	if len(groups) > 0 {
+		for _, a := range c.threaded {
+			cands[a] = true
+		}
+	}
+	order := make([]int32, 0, len(cands))
+	for a := range cands {
+		order = append(order, a)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	var matched []altMatch
+	for _, a := range order {
+		if ev, ok := c.altHolds(a, crash, sig, sv, groups); ok {
+			matched = append(matched, altMatch{a, ev})
+		}
+	}
+	if len(matched) == 0 {
+		v.Status = StatusNoKnownDefect
+		v.Similar = c.similar(sv, sig.Frames)
+		if len(v.Similar) > 0 {
+			v.Advice = fmt.Sprintf("new: no known defect matches; closest is %s at %.2f", v.Similar[0].ID, v.Similar[0].Score)
+		} else {
+			v.Advice = "new: no known defect matches and none shares a frame with this crash"
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("defect: none of the catalog's %d defects matches (%d alternatives tried)", len(c.defects), len(order)))
+		return
+	}
+	// Most specific alternative wins; ties by defect id.
+	sort.SliceStable(matched, func(i, j int) bool {
+		a, b := &c.calts[matched[i].alt], &c.calts[matched[j].alt]
+		if a.specificity != b.specificity {
+			return a.specificity > b.specificity
+		}
+		return c.defects[a.defect].ID < c.defects[b.defect].ID
+	})
+	win := matched[0]
+	ca := &c.calts[win.alt]
+	d := &c.defects[ca.defect]
+	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: d.Links, Affected: d.Affected, Fixed: d.Fixed, Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt}
+	v.Evidence = append(v.Evidence, fmt.Sprintf("defect %s (%s) alternative %d: %s", d.ID, where(d.File, d.Line), ca.alt, strings.Join(win.evidence, "; ")))
+	var also []string
+	for _, m := range matched[1:] {
+		id := c.defects[c.calts[m.alt].defect].ID
+		if id != d.ID {
+			also = append(also, id)
+		}
+	}
+	if len(also) > 0 {
+		v.Evidence = append(v.Evidence, "less specific defects also matched: "+strings.Join(dedupe(also), ", "))
+	}
+	if d.Path != "" && v.Path != PathUnknown && d.Path != v.Path {
+		v.Evidence = append(v.Evidence, fmt.Sprintf("note: the defect entry says path %s, the path rules say %s", d.Path, v.Path))
+	}
+	for _, n := range c.notes {
+		if strings.HasPrefix(n, "defect "+d.ID+" ") {
+			v.Evidence = append(v.Evidence, n)
+		}
+	}
+	decideStatus(v, crash, d)
+}
+
+// altHolds evaluates alternative a; on success it returns what matched.
+func (c *Catalog) altHolds(a int32, crash *symbolize.Crash, sig signature.Signature, sv *stackView, groups []signature.Group) ([]string, bool) {
+	ca := &c.calts[a]
+	d := &c.defects[ca.defect]
+	m := &d.Match[ca.alt]
+	if d.Product != "" && crash.Product != symbolize.ProductUnknown && string(crash.Product) != d.Product {
+		return nil, false
+	}
+	var ev []string
+	if ca.kind != nil {
+		if !ca.kind.match(sig.Kind) {
+			return nil, false
+		}
+		ev = append(ev, fmt.Sprintf("kind %s matches %q", sig.Kind, m.Kind))
+	}
+	if m.Key != "" {
+		if sig.Key != m.Key {
+			return nil, false
+		}
+		ev = append(ev, "signature key equals "+quoteShort(m.Key))
+	}
+	last := -1
+	if len(ca.frames) > 0 {
+		pos := sv.w0 - 1
+		var got []string
+		for k, g := range ca.frames {
+			p := sv.has(g, pos+1, sv.w1)
+			if p < 0 {
+				return nil, false
+			}
+			pos = p
+			got = append(got, fmt.Sprintf("#%d %s ~ %q", p, sv.frames[p], m.Frames[k]))
+		}
+		last = pos
+		ev = append(ev, "frames in order within the top "+fmt.Sprint(DefectWindow)+": "+strings.Join(got, ", "))
+	}
+	for k, g := range ca.callers {
+		p := sv.has(g, last+1, len(sv.frames))
+		if p < 0 {
+			return nil, false
+		}
+		ev = append(ev, fmt.Sprintf("caller #%d %s ~ %q", p, sv.frames[p], m.Callers[k]))
+	}
+	if m.message != nil {
+		field, ok := "", false
+		for _, f := range []struct{ name, text string }{{"message", crash.Message}, {"check", crash.CheckExpr}, {"exception", crash.ExceptionType}, {"sanitizer", crash.SanitizerBug}} {
+			if f.text != "" && m.message.MatchString(f.text) {
+				field, ok = f.name, true
+				break
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		ev = append(ev, fmt.Sprintf("%s matches /%s/", field, m.Message))
+	} else if m.Message != "" {
+		return nil, false // a hand-built entry with a bad expression never matches
+	}
+	if ca.threads != nil {
+		g, ok := c.threadsHold(ca.threads, groups)
+		if !ok {
+			return nil, false
+		}
+		ev = append(ev, g)
+	}
+	return ev, true
+}
+
+func quoteShort(s string) string {
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// decideStatus compares the crash's version with the defect's ranges.
+func decideStatus(v *Verdict, crash *symbolize.Crash, d *Defect) {
+	if strings.TrimSpace(crash.Version) == "" {
+		v.Status = StatusVersionUnknown
+		v.Advice = fmt.Sprintf("known defect %s; the crash does not say its version: %s", d.ID, fixSummary(d))
+		v.Evidence = append(v.Evidence, "status version-unknown: no version in the input")
+		return
+	}
+	ver, err := ParseVersion(crash.Version)
+	if err != nil || ver.IsDev() {
+		v.Status = StatusVersionUnknown
+		why := "a development build has no release number"
+		if err != nil {
+			why = err.Error()
+		}
+		v.Advice = fmt.Sprintf("known defect %s; version %q cannot be placed: %s", d.ID, crash.Version, fixSummary(d))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("status version-unknown: %q: %s", crash.Version, why))
+		return
+	}
+	v.Version = ver.String()
+	st, advice, ev := statusFor(ver, d)
+	v.Status, v.Advice = st, advice
+	v.Evidence = append(v.Evidence, ev)
+}
+
+// statusFor is the version logic: see the Status constants.
+func statusFor(ver Version, d *Defect) (Status, string, string) {
+	var onBranch *Version
+	var later []Version
+	for i := range d.fixed {
+		f := d.fixed[i]
+		if sameBranch(f, ver) {
+			onBranch = &d.fixed[i]
+		} else if f.Major > ver.Major || f.Major == ver.Major && f.Minor > ver.Minor {
+			later = append(later, f)
+		}
+	}
+	sort.Slice(later, func(i, j int) bool { return cmpRelease(later[i], later[j]) < 0 })
+	if onBranch != nil && cmpRelease(ver, *onBranch) >= 0 {
+		return StatusFixed,
+			fmt.Sprintf("SHOULD ALREADY BE FIXED: %s was fixed in %s and this crash is from %s: possible regression or incomplete fix (or a different bug with the same stack); report it with this log", d.ID, onBranch, ver),
+			fmt.Sprintf("status fixed: %s >= fix %s on branch %s", ver, onBranch, ver.Branch())
+	}
+	var in *Range
+	for i := range d.affected {
+		if d.affected[i].Contains(ver) {
+			in = &d.affected[i]
+			break
+		}
+	}
+	if in == nil && onBranch != nil {
+		// Before the branch's fix but outside every listed range: the
+		// entry says the branch got a fix; treat earlier versions of the
+		// branch as affected only if a range covers the branch.
+		for i := range d.affected {
+			if d.affected[i].coversBranch(ver) {
+				in = &d.affected[i]
+			}
+		}
+		if in != nil && in.Kind == RangeSpan && cmpRelease(ver, in.From) < 0 {
+			return StatusVersionUnknown,
+				fmt.Sprintf("known defect %s, but %s is before the first affected version %s of its branch: a different bug with the same stack is possible; %s", d.ID, ver, in.From, fixSummary(d)),
+				fmt.Sprintf("status version-unknown: %s is before affected range %q", ver, in.Text)
+		}
+		if in == nil {
+			return StatusAffected,
+				fmt.Sprintf("upgrade to %s: %s is fixed there (no affected range lists %s, but it is before the fix on its branch)", onBranch, d.ID, ver),
+				fmt.Sprintf("status affected: %s < fix %s on branch %s (not in any listed range)", ver, onBranch, ver.Branch())
+		}
+	}
+	if in == nil {
+		return StatusVersionUnknown,
+			fmt.Sprintf("known defect %s, but the entry says nothing about branch %s: %s", d.ID, ver.Branch(), fixSummary(d)),
+			fmt.Sprintf("status version-unknown: %s is in no affected range (%s) and branch %s has no listed fix", ver, strings.Join(d.Affected, ", "), ver.Branch())
+	}
+	switch {
+	case onBranch != nil:
+		return StatusAffected,
+			fmt.Sprintf("known defect %s, affected %s, fixed in %s: upgrade to %s or later", d.ID, in.Text, onBranch, onBranch),
+			fmt.Sprintf("status affected: %s in range %q; fix on branch %s is %s", ver, in.Text, ver.Branch(), onBranch)
+	case len(later) > 0:
+		return StatusAffected,
+			fmt.Sprintf("known defect %s, affected %s; no fix on branch %s: upgrade to %s (a later branch) or later", d.ID, in.Text, ver.Branch(), later[0]),
+			fmt.Sprintf("status affected: %s in range %q; no fix on branch %s, first later fix %s", ver, in.Text, ver.Branch(), later[0])
+	default:
+		adv := fmt.Sprintf("known defect %s, affected %s, no fix known", d.ID, in.Text)
+		if d.Workaround != "" {
+			adv += "; workaround: " + d.Workaround
+		}
+		return StatusAffectedNoFix, adv, fmt.Sprintf("status affected-no-fix: %s in range %q and no fix on branch %s or later", ver, in.Text, ver.Branch())
+	}
+}
+
+func fixSummary(d *Defect) string {
+	if len(d.Fixed) == 0 {
+		return "no fix known"
+	}
+	return "fixed in " + strings.Join(d.Fixed, ", ")
+}
+
+func compileRegexpLoose(s string) *regexp.Regexp {
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil
+	}
+	return re
+}

@@ -1,0 +1,561 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SchemaVersion is the catalog format version this package reads.
+const SchemaVersion = 1
+
+// MaxFileSize bounds one catalog file.
+const MaxFileSize = 16 << 20
+
+// maxListLen bounds every list in a catalog file.
+const maxListLen = 100000
+
+var (
+	idRE      = regexp.MustCompile(`^(DORIS|SR)-[0-9]+-[a-z0-9][a-z0-9-]*$`)
+	ruleIDRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	areaRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	revisionR = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z._+-]*$`)
+)
+
+// decoder walks a yaml.Node tree strictly, collecting *Error values.
+type decoder struct {
+	file string
+	errs Errors
+}
+
+func (d *decoder) errf(n *yaml.Node, field string, sentinel error, format string, args ...any) {
+	if len(d.errs) >= maxErrors {
+		return
+	}
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Err: sentinel})
+}
+
+// Parse decodes one catalog file strictly: unknown keys, wrong types, bad
+// globs, regular expressions, ids and version ranges are errors naming
+// the file, line and field. The error, if any, is an Errors value.
+func Parse(name string, data []byte) (f *File, err error) {
+	d := &decoder{file: name}
+	if len(data) > MaxFileSize {
+		d.errf(nil, "", ErrTooLarge, "%d bytes, more than %d", len(data), MaxFileSize)
+		return nil, d.errs
+	}
+	defer func() { // the YAML parser must never take the caller down
+		if r := recover(); r != nil {
+			f = nil
+			err = Errors{{File: name, Msg: fmt.Sprintf("YAML parser failed: %v", r), Err: ErrSyntax}}
+		}
+	}()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		line := 0
+		msg := err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		if msg == "EOF" {
+			msg = "empty file"
+		}
+		d.errs = append(d.errs, &Error{File: name, Line: line, Msg: msg, Err: ErrSyntax})
+		return nil, d.errs
+	}
+	var extra yaml.Node
+	if dec.Decode(&extra) == nil {
+		d.errf(&extra, "", ErrSyntax, "more than one YAML document")
+	}
+	f = &File{Name: name}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	sawSchema := false
+	d.mapping(root, "", func(key string, k, v *yaml.Node) {
+		switch key {
+		case "schema":
+			sawSchema = true
+			f.Schema = d.int(v, "schema")
+			if f.Schema != SchemaVersion {
+				d.errf(v, "schema", ErrSchema, "schema %s; this version of crashsig reads schema %d", v.Value, SchemaVersion)
+			}
+		case "revision":
+			f.Revision = d.str(v, "revision")
+			if !revisionR.MatchString(f.Revision) {
+				d.errf(v, "revision", ErrInvalid, "revision %q: want letters, digits, '.', '_', '+', '-'", f.Revision)
+			}
+		case "paths":
+			d.seq(v, "paths", func(i int, n *yaml.Node) {
+				f.Rules = append(f.Rules, d.rule(n, fmt.Sprintf("paths[%d]", i)))
+			})
+		case "defects":
+			d.seq(v, "defects", func(i int, n *yaml.Node) {
+				f.Defects = append(f.Defects, d.defect(n, fmt.Sprintf("defects[%d]", i)))
+			})
+		default:
+			d.errf(k, key, ErrUnknownField, "unknown field %q (want schema, revision, paths, defects)", key)
+		}
+	})
+	if root.Kind == yaml.MappingNode {
+		if !sawSchema {
+			d.errf(root, "schema", ErrMissing, "missing schema (want schema: %d)", SchemaVersion)
+		}
+		if f.Revision == "" {
+			d.errf(root, "revision", ErrMissing, "missing revision")
+		}
+	}
+	d.uniqueIDs(f)
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	return f, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func (d *decoder) uniqueIDs(f *File) {
+	seen := map[string]int{}
+	for i, r := range f.Rules {
+		if r.ID == "" {
+			continue
+		}
+		if l, ok := seen["p:"+r.ID]; ok {
+			d.errs = append(d.errs, &Error{File: d.file, Line: r.Line, Field: fmt.Sprintf("paths[%d].id", i), Msg: fmt.Sprintf("path rule id %q already used at line %d", r.ID, l), Err: ErrDuplicate})
+		}
+		seen["p:"+r.ID] = r.Line
+	}
+	for i, df := range f.Defects {
+		if df.ID == "" {
+			continue
+		}
+		if l, ok := seen["d:"+df.ID]; ok {
+			d.errs = append(d.errs, &Error{File: d.file, Line: df.Line, Field: fmt.Sprintf("defects[%d].id", i), Msg: fmt.Sprintf("defect id %q already used at line %d", df.ID, l), Err: ErrDuplicate})
+		}
+		seen["d:"+df.ID] = df.Line
+	}
+}
+
+// mapping calls fn for each key of a mapping node, in order; duplicate keys
+// and non-mapping nodes are errors.
+func (d *decoder) mapping(n *yaml.Node, field string, fn func(key string, k, v *yaml.Node)) {
+	if n.Kind == yaml.AliasNode {
+		d.errf(n, field, ErrInvalid, "YAML aliases are not supported")
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errf(n, field, ErrInvalid, "want a mapping, got %s", nodeKind(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errf(k, field, ErrInvalid, "mapping key must be a plain string")
+			continue
+		}
+		sub := k.Value
+		if field != "" {
+			sub = field + "." + k.Value
+		}
+		if seen[k.Value] {
+			d.errf(k, sub, ErrDuplicate, "key %q given twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		if v.Kind == yaml.AliasNode {
+			d.errf(v, sub, ErrInvalid, "YAML aliases are not supported")
+			continue
+		}
+		fn(k.Value, k, v)
+	}
+}
+
+func (d *decoder) seq(n *yaml.Node, field string, fn func(i int, n *yaml.Node)) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, field, ErrInvalid, "want a list, got %s", nodeKind(n))
+		return
+	}
+	if len(n.Content) > maxListLen {
+		d.errf(n, field, ErrInvalid, "list of %d items, more than %d", len(n.Content), maxListLen)
+		return
+	}
+	for i, c := range n.Content {
+		if c.Kind == yaml.AliasNode {
+			d.errf(c, fmt.Sprintf("%s[%d]", field, i), ErrInvalid, "YAML aliases are not supported")
+			continue
+		}
+		fn(i, c)
+	}
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing (null)"
+		}
+		return fmt.Sprintf("the %s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	return "an alias"
+}
+
+func (d *decoder) str(n *yaml.Node, field string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.errf(n, field, ErrInvalid, "want a string, got %s", nodeKind(n))
+		return ""
+	}
+	return n.Value
+}
+
+func (d *decoder) int(n *yaml.Node, field string) int {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		d.errf(n, field, ErrInvalid, "want an integer, got %s", nodeKind(n))
+		return 0
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 32)
+	if err != nil {
+		d.errf(n, field, ErrInvalid, "integer %q out of range", n.Value)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) strs(n *yaml.Node, field string) []string {
+	var out []string
+	d.seq(n, field, func(i int, c *yaml.Node) {
+		out = append(out, d.str(c, fmt.Sprintf("%s[%d]", field, i)))
+	})
+	return out
+}
+
+// globs decodes a list of frame globs and checks that each compiles.
+func (d *decoder) globs(n *yaml.Node, field string) []string {
+	var out []string
+	d.seq(n, field, func(i int, c *yaml.Node) {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		s := d.str(c, f)
+		if _, err := compileGlob(s); err != nil {
+			d.errf(c, f, ErrInvalid, "%v", err)
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+func (d *decoder) path(n *yaml.Node, field string) Path {
+	p := Path(d.str(n, field))
+	if !validPaths[p] {
+		d.errf(n, field, ErrInvalid, "path %q: want scan, query, load, background, lifecycle or unknown", p)
+	}
+	return p
+}
+
+func (d *decoder) area(n *yaml.Node, field string) string {
+	a := d.str(n, field)
+	if !areaRE.MatchString(a) {
+		d.errf(n, field, ErrInvalid, "area %q: want lower-case words joined by '-'", a)
+	}
+	return a
+}
+
+func (d *decoder) rule(n *yaml.Node, field string) PathRule {
+	r := PathRule{File: d.file, Line: n.Line}
+	var sawPath bool
+	d.mapping(n, field, func(key string, k, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
+		case "id":
+			r.ID = d.str(v, f)
+			if !ruleIDRE.MatchString(r.ID) {
+				d.errf(v, f, ErrInvalid, "rule id %q: want lower-case words joined by '-'", r.ID)
+			}
+		case "path":
+			sawPath = true
+			r.Path = d.path(v, f)
+		case "area":
+			r.Area = d.area(v, f)
+		case "priority":
+			r.Priority = d.int(v, f)
+		case "frames":
+			r.Frames = d.globs(v, f)
+		case "callers":
+			r.Callers = d.globs(v, f)
+		case "not_callers":
+			r.NotCallers = d.globs(v, f)
+		case "threads":
+			r.Threads = d.globs(v, f)
+		case "no_query":
+			t := &PathTarget{}
+			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
+				switch key2 {
+				case "path":
+					t.Path = d.path(v2, f+".path")
+				case "area":
+					t.Area = d.area(v2, f+".area")
+				default:
+					d.errf(k2, f+"."+key2, ErrUnknownField, "unknown field %q (want path, area)", key2)
+				}
+			})
+			if t.Path == "" {
+				d.errf(v, f+".path", ErrMissing, "missing path")
+			}
+			r.NoQuery = t
+		case "why":
+			r.Why = d.str(v, f)
+		default:
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, threads, no_query, why)", key)
+		}
+	})
+	if n.Kind != yaml.MappingNode {
+		return r
+	}
+	if r.ID == "" {
+		d.errf(n, field+".id", ErrMissing, "missing id")
+	}
+	if !sawPath {
+		d.errf(n, field+".path", ErrMissing, "missing path")
+	}
+	if r.Area == "" {
+		d.errf(n, field+".area", ErrMissing, "missing area")
+	}
+	if len(r.Frames) == 0 && len(r.Threads) == 0 {
+		d.errf(n, field+".frames", ErrMissing, "a path rule needs frames (or threads for a weak rule)")
+	}
+	if len(r.Frames) == 0 && (len(r.Callers) > 0 || len(r.NotCallers) > 0) {
+		d.errf(n, field+".callers", ErrInvalid, "callers and not_callers need frames to be deeper than")
+	}
+	if r.Why == "" {
+		d.errf(n, field+".why", ErrMissing, "missing why: say what the frames mean")
+	}
+	return r
+}
+
+func (d *decoder) defect(n *yaml.Node, field string) Defect {
+	df := Defect{File: d.file, Line: n.Line}
+	seen := map[string]*yaml.Node{}
+	d.mapping(n, field, func(key string, k, v *yaml.Node) {
+		f := field + "." + key
+		seen[key] = v
+		switch key {
+		case "id":
+			df.ID = d.str(v, f)
+			if !idRE.MatchString(df.ID) {
+				d.errf(v, f, ErrInvalid, "defect id %q: want <DORIS|SR>-<number>-<slug> (slug: lower-case words joined by '-')", df.ID)
+			}
+		case "product":
+			df.Product = d.str(v, f)
+			if df.Product != "doris" && df.Product != "starrocks" {
+				d.errf(v, f, ErrInvalid, "product %q: want doris or starrocks", df.Product)
+			}
+		case "title":
+			df.Title = d.str(v, f)
+		case "path":
+			df.Path = d.path(v, f)
+		case "area":
+			df.Area = d.area(v, f)
+		case "match":
+			d.seq(v, f, func(i int, c *yaml.Node) {
+				df.Match = append(df.Match, d.match(c, fmt.Sprintf("%s[%d]", f, i)))
+			})
+		case "affected":
+			df.Affected = d.strs(v, f)
+			for i, s := range df.Affected {
+				r, err := ParseRange(s)
+				if err != nil {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
+					continue
+				}
+				df.affected = append(df.affected, r)
+			}
+		case "fixed":
+			df.Fixed = d.strs(v, f)
+			for i, s := range df.Fixed {
+				fv, err := parsePlain(strings.TrimSpace(s))
+				if err != nil {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
+					continue
+				}
+				df.fixed = append(df.fixed, fv)
+			}
+		case "links":
+			df.Links = d.strs(v, f)
+			for i, s := range df.Links {
+				if u, err := url.Parse(s); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "link %q is not an http(s) URL", s)
+				}
+			}
+		case "workaround":
+			df.Workaround = d.str(v, f)
+		case "confidence":
+			df.Confidence = d.str(v, f)
+			if df.Confidence != "high" && df.Confidence != "medium" && df.Confidence != "low" {
+				d.errf(v, f, ErrInvalid, "confidence %q: want high, medium or low", df.Confidence)
+			}
+		case "note":
+			df.Note = d.str(v, f)
+		case "tests":
+			df.Tests = d.strs(v, f)
+			for i, s := range df.Tests {
+				if s == "" || strings.HasPrefix(s, "/") || strings.Contains(s, "..") || strings.Contains(s, `\`) {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "test log %q: want a repo-relative path with '/' separators", s)
+				}
+			}
+		default:
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, product, title, path, area, match, affected, fixed, links, workaround, confidence, note, tests)", key)
+		}
+	})
+	if n.Kind != yaml.MappingNode {
+		return df
+	}
+	for _, req := range []string{"id", "product", "title", "match", "links", "tests"} {
+		if seen[req] == nil {
+			d.errf(n, field+"."+req, ErrMissing, "missing %s", req)
+		}
+	}
+	if seen["match"] != nil && len(df.Match) == 0 {
+		d.errf(seen["match"], field+".match", ErrMissing, "match needs at least one alternative")
+	}
+	if seen["links"] != nil && len(df.Links) == 0 {
+		d.errf(seen["links"], field+".links", ErrMissing, "at least one link is required")
+	}
+	if seen["tests"] != nil && len(df.Tests) == 0 {
+		d.errf(seen["tests"], field+".tests", ErrMissing, "at least one test log is required")
+	}
+	d.checkVersions(&df, field, seen)
+	return df
+}
+
+// checkVersions: ranges and fixes must be consistent per branch.
+func (d *decoder) checkVersions(df *Defect, field string, seen map[string]*yaml.Node) {
+	at := func(key string) *yaml.Node { return seen[key] }
+	fixedOn := map[string]Version{}
+	for _, fv := range df.fixed {
+		if prev, ok := fixedOn[fv.Branch()]; ok {
+			d.errf(at("fixed"), field+".fixed", ErrInvalid, "two fixes on branch %s (%s and %s): list only the first fixed version of each branch", fv.Branch(), prev, fv)
+		}
+		fixedOn[fv.Branch()] = fv
+	}
+	for i, r := range df.affected {
+		for j := 0; j < i; j++ {
+			if overlaps(df.affected[j], r) {
+				d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q overlaps %q", r.Text, df.affected[j].Text)
+			}
+		}
+		if r.Kind == RangeSpan {
+			if fv, ok := fixedOn[r.From.Branch()]; ok && cmpRelease(fv, r.To) <= 0 {
+				d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q includes its branch's fix %s", r.Text, fv)
+			}
+		}
+		if r.Kind == RangeFrom || r.Kind == RangeBranch {
+			if fv, ok := fixedOn[r.From.Branch()]; ok {
+				d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q is open-ended but branch %s has the fix %s: write \"A - B\" ending before the fix", r.Text, r.From.Branch(), fv)
+			}
+		}
+	}
+}
+
+func overlaps(a, b Range) bool {
+	switch {
+	case a.Kind == RangeFrom || b.Kind == RangeFrom:
+		f, o := a, b
+		if a.Kind != RangeFrom {
+			f, o = b, a
+		}
+		if o.Kind == RangeFrom {
+			return true
+		}
+		end := o.To
+		if o.Kind == RangeBranch {
+			return o.From.Major > f.From.Major || o.From.Major == f.From.Major && o.From.Minor >= f.From.Minor
+		}
+		return cmpRelease(end, f.From) >= 0
+	case !sameBranch(a.From, b.From):
+		return false
+	case a.Kind == RangeBranch || b.Kind == RangeBranch:
+		return true
+	default:
+		return cmpRelease(a.From, b.To) <= 0 && cmpRelease(b.From, a.To) <= 0
+	}
+}
+
+func (d *decoder) match(n *yaml.Node, field string) Match {
+	m := Match{Line: n.Line}
+	d.mapping(n, field, func(key string, k, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
+		case "kind":
+			m.Kind = d.str(v, f)
+			if _, err := compileGlob(m.Kind); err != nil {
+				d.errf(v, f, ErrInvalid, "%v", err)
+			}
+		case "frames":
+			m.Frames = d.globs(v, f)
+		case "callers":
+			m.Callers = d.globs(v, f)
+		case "message":
+			m.Message = d.str(v, f)
+			re, err := regexp.Compile(m.Message)
+			if err != nil {
+				d.errf(v, f, ErrInvalid, "message is not an RE2 expression: %v", err)
+			}
+			m.message = re
+		case "key":
+			m.Key = d.str(v, f)
+		case "threads":
+			t := &ThreadMatch{}
+			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
+				f2 := f + "." + key2
+				switch key2 {
+				case "frames":
+					t.Frames = d.globs(v2, f2)
+				case "name":
+					t.Name = d.str(v2, f2)
+					if _, err := compileGlob(t.Name); err != nil {
+						d.errf(v2, f2, ErrInvalid, "%v", err)
+					}
+				case "min_count":
+					t.MinCount = d.int(v2, f2)
+					if t.MinCount < 0 {
+						d.errf(v2, f2, ErrInvalid, "min_count must not be negative")
+					}
+				default:
+					d.errf(k2, f2, ErrUnknownField, "unknown field %q (want frames, name, min_count)", key2)
+				}
+			})
+			if v.Kind == yaml.MappingNode && len(t.Frames) == 0 {
+				d.errf(v, f+".frames", ErrMissing, "threads needs frames (a thread name alone decides nothing)")
+			}
+			m.Threads = t
+		default:
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, callers, message, key, threads)", key)
+		}
+	})
+	if n.Kind == yaml.MappingNode && m.Kind == "" && len(m.Frames) == 0 && m.Message == "" && m.Key == "" && m.Threads == nil {
+		d.errf(n, field, ErrMissing, "an alternative needs at least one of kind, frames, message, key, threads")
+	}
+	if n.Kind == yaml.MappingNode && len(m.Frames) == 0 && m.Key == "" && m.Threads == nil && m.Message == "" {
+		d.errf(n, field, ErrInvalid, "kind and callers alone would match far too much: add frames, message, key or threads")
+	}
+	return m
+}

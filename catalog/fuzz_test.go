@@ -1,0 +1,77 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse: no input makes the loader panic; errors are always Errors of
+// *Error with a file name; a file that loads compiles into a catalog.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(testCatalog))
+	f.Add([]byte("schema: 1\nrevision: r\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("schema: 1\nrevision: r\npaths: [{id: a, path: scan, area: a, frames: ['*'], why: w}]\n"))
+	if b, err := os.ReadFile(filepath.Join("data", "paths.yaml")); err == nil {
+		f.Add(b)
+	}
+	if bad, _ := filepath.Glob(filepath.Join(repoRoot, "testdata", "catalog", "bad", "*.yaml")); len(bad) > 0 {
+		for _, p := range bad {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			es, ok := err.(Errors)
+			if !ok || len(es) == 0 || len(es) > maxErrors+10 {
+				t.Fatalf("error %T with %d problems", err, len(es))
+			}
+			for _, e := range es {
+				if e.File != "fuzz.yaml" || e.Err == nil {
+					t.Fatalf("bad error %+v", e)
+				}
+			}
+			return
+		}
+		c, err := New(file)
+		if err != nil {
+			t.Fatalf("parsed file does not compile: %v", err)
+		}
+		v := c.Classify(crashOf("", "3.3.1", "0-0", "a::b", "starrocks::SegmentIterator::x"), sigOf("SIGSEGV"))
+		if v.Path == "" || v.Status == "" {
+			t.Fatalf("empty verdict %+v", v)
+		}
+	})
+}
+
+// FuzzParseVersion: no panic; a parsed version's String parses back to the
+// same X.Y.Z; Compare is reflexive.
+func FuzzParseVersion(f *testing.F) {
+	for _, s := range []string{"doris-2.1.6-rc04(AVX2) RELEASE (build git://x@4f5a6b7)", "3.3.19 RELEASE (build 5e6f7a8 distro ubuntu arch x86_64)",
+		"3.5.11-ee", "main DEBUG (build 1a2b3c4)", "1.2.3", "0.13.15", "v3.2.1", "1.2.4.2", "9.9.999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVersion(s)
+		if err != nil {
+			return
+		}
+		if Compare(v, v) != 0 {
+			t.Fatalf("Compare(%v, itself) != 0", v)
+		}
+		if len(v.Raw) > maxVersionText {
+			t.Fatalf("Raw not bounded: %d", len(v.Raw))
+		}
+		w, err := ParseVersion(v.String())
+		if err != nil || cmpRelease(v, w) != 0 || v.Branch() != w.Branch() {
+			t.Fatalf("%q -> %q -> %+v, %v", s, v.String(), w, err)
+		}
+		if r, err := ParseRange(v.Branch() + ".*"); !v.IsDev() && (err != nil || !r.Contains(v)) {
+			t.Fatalf("branch range of %v: %v", v, err)
+		}
+	})
+}

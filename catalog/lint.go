@@ -1,0 +1,186 @@
+package catalog
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// LintOptions configure Lint.
+type LintOptions struct {
+	// Root is the repository root that defects' test log paths are
+	// relative to (os.DirFS of a checkout). Nil skips the test-log checks:
+	// outside the repository the logs are not there.
+	Root fs.FS
+	// Base is the catalog the files are laid over (see Merge); nil lints
+	// the files as one catalog on their own.
+	Base *Catalog
+	// MaxTestLogSize bounds each test log read (0: 64 MiB).
+	MaxTestLogSize int64
+}
+
+// DefectMatch is one defect that matches a crash.
+type DefectMatch struct {
+	ID       string   `json:"id"`
+	Match    int      `json:"match"`
+	Evidence []string `json:"evidence"`
+}
+
+// Matches returns every defect that matches the crash (not only the one
+// Classify picks), most specific first. Safe for concurrent use.
+func (c *Catalog) Matches(crash *symbolize.Crash, sig signature.Signature) []DefectMatch {
+	if crash == nil {
+		crash = &symbolize.Crash{}
+	}
+	sv := c.view(Frames(crash), sig)
+	groups := threadGroups(crash, sig)
+	var out []DefectMatch
+	seen := map[int]bool{}
+	for a := range c.calts {
+		ca := &c.calts[a]
+		if seen[ca.defect] {
+			continue
+		}
+		if ev, ok := c.altHolds(int32(a), crash, sig, sv, groups); ok {
+			seen[ca.defect] = true
+			out = append(out, DefectMatch{ID: c.defects[ca.defect].ID, Match: ca.alt, Evidence: ev})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// LintFiles reads, parses and lints catalog files from disk: see Lint.
+func LintFiles(ctx context.Context, paths []string, opts LintOptions) (Errors, []*File) {
+	var errs Errors
+	var files []*File
+	for _, p := range paths {
+		fl, err := ReadFiles(ctx, p)
+		if err != nil {
+			errs = append(errs, asErrors(err)...)
+			continue
+		}
+		files = append(files, fl...)
+	}
+	errs = append(errs, Lint(ctx, files, opts)...)
+	return errs, files
+}
+
+// Lint checks parsed catalog files beyond what Parse checks: ids unique
+// across the files, one revision, and (with Root) that every defect's test
+// logs exist and match the defect. It returns nil when all is well.
+func Lint(ctx context.Context, files []*File, opts LintOptions) Errors {
+	var errs Errors
+	var c *Catalog
+	var err error
+	if opts.Base != nil {
+		// ids unique among the new files themselves; overriding the base is allowed
+		if _, err := New(files...); err != nil {
+			for _, e := range asErrors(err) {
+				if errors.Is(e, ErrDuplicate) {
+					errs = append(errs, e)
+				}
+			}
+		}
+		c, err = Merge(opts.Base, files...)
+	} else {
+		c, err = New(files...)
+	}
+	if err != nil {
+		errs = append(errs, asErrors(err)...)
+		return errs
+	}
+	for _, f := range files {
+		for i, r := range f.Rules {
+			if r.Priority < 0 || r.Priority > 1000 {
+				errs = append(errs, &Error{File: f.Name, Line: r.Line, Field: fmt.Sprintf("paths[%d].priority", i), Msg: "priority outside 0..1000", Err: ErrInvalid})
+			}
+		}
+		for i, d := range f.Defects {
+			if d.Product == "doris" && !strings.HasPrefix(d.ID, "DORIS-") || d.Product == "starrocks" && !strings.HasPrefix(d.ID, "SR-") {
+				errs = append(errs, &Error{File: f.Name, Line: d.Line, Field: fmt.Sprintf("defects[%d].id", i), Msg: fmt.Sprintf("id %s does not fit product %s", d.ID, d.Product), Err: ErrInvalid})
+			}
+		}
+	}
+	if opts.Root == nil {
+		return sortErrors(errs)
+	}
+	limit := opts.MaxTestLogSize
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	for _, f := range files {
+		for i, d := range f.Defects {
+			for k, t := range d.Tests {
+				if err := ctx.Err(); err != nil {
+					return append(errs, &Error{File: f.Name, Msg: err.Error(), Err: err})
+				}
+				field := fmt.Sprintf("defects[%d].tests[%d]", i, k)
+				if msg := checkTestLog(ctx, c, opts.Root, t, d, limit); msg != "" {
+					errs = append(errs, &Error{File: f.Name, Line: d.Line, Field: field, Msg: msg, Err: ErrTestLog})
+				}
+			}
+		}
+	}
+	return sortErrors(errs)
+}
+
+// checkTestLog returns "" when a crash of the log matches defect d.
+func checkTestLog(ctx context.Context, c *Catalog, root fs.FS, name string, d Defect, limit int64) string {
+	fh, err := root.Open(name)
+	if err != nil {
+		return fmt.Sprintf("test log %s: %v", name, err)
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return fmt.Sprintf("test log %s: %v", name, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	crashes, err := symbolize.ParseAll(ctx, io.LimitReader(r, limit), symbolize.ScanOptions{Source: name})
+	if err != nil {
+		return fmt.Sprintf("test log %s: %v", name, err)
+	}
+	if len(crashes) == 0 {
+		return fmt.Sprintf("test log %s: no incident found in it", name)
+	}
+	var got []string
+	for _, cr := range crashes {
+		sig := signature.Generate(cr)
+		for _, m := range c.Matches(cr, sig) {
+			if m.ID == d.ID {
+				return ""
+			}
+			got = append(got, m.ID)
+		}
+		if len(got) == 0 {
+			got = append(got, "nothing ("+sig.Key+")")
+		}
+	}
+	return fmt.Sprintf("test log %s does not match %s; its %d incident(s) matched %s", name, d.ID, len(crashes), strings.Join(dedupe(got), ", "))
+}
+
+func sortErrors(es Errors) Errors {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].File != es[j].File {
+			return es[i].File < es[j].File
+		}
+		return es[i].Line < es[j].Line
+	})
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}

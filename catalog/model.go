@@ -1,0 +1,141 @@
+package catalog
+
+import "regexp"
+
+// Path is the code path a crash happened on.
+type Path string
+
+// The paths. Every crash is put on exactly one.
+const (
+	// PathScan: a query reading data (segment/page/column readers, file
+	// format readers, scanners, JNI readers).
+	PathScan Path = "scan"
+	// PathQuery: other query execution (joins, aggregation, exchange,
+	// expressions, UDFs, fragment and pipeline management).
+	PathQuery Path = "query"
+	// PathLoad: ingestion (stream/broker/routine load, memtable flush,
+	// delta writers, tablet sinks and channels).
+	PathLoad Path = "load"
+	// PathBackground: work no query triggers (compaction, vacuum and garbage
+	// collection, trash sweep, timers, report/heartbeat/metrics threads,
+	// cache eviction, schema change, publish, clone).
+	PathBackground Path = "background"
+	// PathLifecycle: process startup and shutdown.
+	PathLifecycle Path = "lifecycle"
+	// PathUnknown: no rule matched.
+	PathUnknown Path = "unknown"
+)
+
+var validPaths = map[Path]bool{PathScan: true, PathQuery: true, PathLoad: true, PathBackground: true, PathLifecycle: true, PathUnknown: true}
+
+// Paths lists every path in display order.
+func Paths() []Path {
+	return []Path{PathScan, PathQuery, PathLoad, PathBackground, PathLifecycle, PathUnknown}
+}
+
+// PathRule puts crashes whose stack matches it on a path.
+type PathRule struct {
+	ID       string `json:"id"`
+	Path     Path   `json:"path"`
+	Area     string `json:"area"`
+	Priority int    `json:"priority"`
+	// Frames are globs; the rule holds at a frame of the crashing stack that
+	// matches one of them and satisfies Callers and NotCallers.
+	Frames []string `json:"frames,omitempty"`
+	// Callers must all appear deeper (towards the thread root) than that frame.
+	Callers []string `json:"callers,omitempty"`
+	// NotCallers must not appear deeper than that frame.
+	NotCallers []string `json:"not_callers,omitempty"`
+	// Threads are globs on the crashing thread's name. A rule with Threads and
+	// no Frames is a weak rule: it applies only when no frame rule matched.
+	Threads []string `json:"threads,omitempty"`
+	// NoQuery, when set, replaces Path/Area if the crash carries the
+	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
+	// for frames shared by a query and a background job.
+	NoQuery *PathTarget `json:"no_query,omitempty"`
+	Why     string      `json:"why"`
+
+	File string `json:"-"`
+	Line int    `json:"-"`
+}
+
+// PathTarget is a path and area.
+type PathTarget struct {
+	Path Path   `json:"path"`
+	Area string `json:"area"`
+}
+
+// Defect is one known defect of a product.
+type Defect struct {
+	ID         string   `json:"id"`
+	Product    string   `json:"product"`
+	Title      string   `json:"title"`
+	Path       Path     `json:"path,omitempty"`
+	Area       string   `json:"area,omitempty"`
+	Match      []Match  `json:"match"`
+	Affected   []string `json:"affected,omitempty"`
+	Fixed      []string `json:"fixed,omitempty"`
+	Links      []string `json:"links"`
+	Workaround string   `json:"workaround,omitempty"`
+	Confidence string   `json:"confidence,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Tests      []string `json:"tests,omitempty"`
+
+	File string `json:"-"`
+	Line int    `json:"-"`
+
+	affected []Range
+	fixed    []Version
+}
+
+// Match is one alternative of a defect's match list; every field given must hold.
+type Match struct {
+	// Kind is a glob on the signature Kind.
+	Kind string `json:"kind,omitempty"`
+	// Frames are globs that must appear in this order (not necessarily
+	// adjacent) within the top 10 meaningful frames of the crashing thread.
+	Frames []string `json:"frames,omitempty"`
+	// Callers are globs that must appear deeper in the crashing stack than
+	// the last of Frames (anywhere in it when Frames is empty).
+	Callers []string `json:"callers,omitempty"`
+	// Message is an RE2 expression tried on the crash Message, CheckExpr,
+	// ExceptionType and SanitizerBug.
+	Message string `json:"message,omitempty"`
+	// Key is an exact signature key.
+	Key string `json:"key,omitempty"`
+	// Threads is thread-dump evidence.
+	Threads *ThreadMatch `json:"threads,omitempty"`
+
+	Line int `json:"-"`
+
+	message *regexp.Regexp
+}
+
+// ThreadMatch is matched against the thread groups of an incident.
+type ThreadMatch struct {
+	// Frames are globs that must all appear in one group's normalized stack.
+	Frames []string `json:"frames"`
+	// Name is a glob on the group's observed thread names (weak: only
+	// together with Frames).
+	Name string `json:"name,omitempty"`
+	// MinCount is the least number of threads the group must have.
+	MinCount int `json:"min_count,omitempty"`
+}
+
+// Source is one file a catalog was loaded from.
+type Source struct {
+	File     string `json:"file"`
+	Schema   int    `json:"schema"`
+	Revision string `json:"revision"`
+	Rules    int    `json:"rules"`
+	Defects  int    `json:"defects"`
+}
+
+// File is one parsed catalog file.
+type File struct {
+	Name     string
+	Schema   int
+	Revision string
+	Rules    []PathRule
+	Defects  []Defect
+}

@@ -1,0 +1,326 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrVersion is wrapped by every error of ParseVersion and ParseRange.
+var ErrVersion = errors.New("catalog: bad version")
+
+// maxVersionText bounds the text ParseVersion looks at.
+const maxVersionText = 512
+
+// Version is a product version as printed by a Doris or StarRocks backend.
+//
+// Only Major.Minor.Patch take part in range checks: Doris release binaries
+// print their release tag (`doris-2.1.6-rc04`), so an rcNN suffix is the
+// tag a release was cut from, not a pre-release; StarRocks prints the
+// edition (`3.5.11-ee`) or the short commit (`3.3.5-6d81f75`). Dev builds
+// (`main`, `master`, `trunk`) have no number and are never inside a range.
+type Version struct {
+	Major, Minor, Patch int
+	// RC is the Doris release-candidate number (`-rc04` → 4); zero if none.
+	RC int `json:",omitempty"`
+	// Edition is a StarRocks edition suffix such as "ee"; empty if none.
+	Edition string `json:",omitempty"`
+	// Commit is a build hash found in the text, if any.
+	Commit string `json:",omitempty"`
+	// Dev names a development branch build (`main`, `master`); such a
+	// version has no numbers.
+	Dev string `json:",omitempty"`
+	// Raw is the text the version was parsed from (trimmed, bounded).
+	Raw string `json:",omitempty"`
+}
+
+// IsDev reports whether v is a development branch build without a release number.
+func (v Version) IsDev() bool { return v.Dev != "" }
+
+// Branch returns the release branch "X.Y" (or the dev branch name).
+func (v Version) Branch() string {
+	if v.IsDev() {
+		return v.Dev
+	}
+	return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor)
+}
+
+// String returns "X.Y.Z" (or the dev branch name).
+func (v Version) String() string {
+	if v.IsDev() {
+		return v.Dev
+	}
+	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// Compare orders two versions by Major, Minor, Patch, then RC. Dev builds
+// sort after every release and equal to each other. It returns -1, 0 or +1.
+func Compare(a, b Version) int {
+	if a.IsDev() || b.IsDev() {
+		switch {
+		case a.IsDev() && b.IsDev():
+			return 0
+		case a.IsDev():
+			return 1
+		default:
+			return -1
+		}
+	}
+	for _, d := range [...]int{a.Major - b.Major, a.Minor - b.Minor, a.Patch - b.Patch, a.RC - b.RC} {
+		if d < 0 {
+			return -1
+		}
+		if d > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// cmpRelease compares Major.Minor.Patch only (what ranges use).
+func cmpRelease(a, b Version) int {
+	a.RC, b.RC = 0, 0
+	return Compare(a, b)
+}
+
+func sameBranch(a, b Version) bool { return a.Major == b.Major && a.Minor == b.Minor }
+
+// ParseVersion parses the version strings both products print:
+//
+//	doris-2.1.6-rc04(AVX2) RELEASE (build git://host@4f5a6b7)
+//	doris-4.1.3-rc02-7126cf65d96
+//	2.1.6, 1.2.3, 0.13.15, 2.1 (patch taken as 0)
+//	3.3.19 RELEASE (build 5e6f7a8 distro ubuntu arch x86_64)
+//	3.3.5-6d81f75, 3.5.11-ee, v3.2.1
+//	main DEBUG (build 1a2b3c4), master
+//
+// It looks at the first whitespace-separated word (after a `doris-` or
+// `StarRocks-` prefix); a build hash is taken from `(build …)` or
+// `@hash)` when present. Errors wrap ErrVersion.
+func ParseVersion(s string) (Version, error) {
+	s = strings.TrimSpace(s)
+	if len(s) > maxVersionText {
+		s = s[:maxVersionText]
+	}
+	v := Version{Raw: s}
+	if s == "" {
+		return v, fmt.Errorf("%w: empty", ErrVersion)
+	}
+	word := s
+	if i := strings.IndexAny(word, " \t"); i >= 0 {
+		word = word[:i]
+	}
+	v.Commit = buildHash(s)
+	low := strings.ToLower(word)
+	for _, p := range []string{"apache-doris-", "doris-", "starrocks-", "selectdb-doris-"} {
+		if strings.HasPrefix(low, p) {
+			word, low = word[len(p):], low[len(p):]
+			break
+		}
+	}
+	if i := strings.IndexByte(word, '('); i >= 0 { // doris-2.1.6-rc04(AVX2)
+		word, low = word[:i], low[:i]
+	}
+	switch low {
+	case "main", "master", "trunk", "dev", "head":
+		v.Dev = low
+		return v, nil
+	}
+	if strings.HasPrefix(low, "v") {
+		word, low = word[1:], low[1:]
+	}
+	// Numeric part: up to the first '-' or '+' or '_'.
+	num, rest := word, ""
+	if i := strings.IndexAny(word, "-+_"); i >= 0 {
+		num, rest = word[:i], word[i+1:]
+	}
+	parts := strings.Split(num, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return v, fmt.Errorf("%w: %q is not X.Y.Z", ErrVersion, word)
+	}
+	var nums [3]int
+	for i, p := range parts {
+		if i >= 3 { // a fourth component (vendor builds like 1.2.4.2) is ignored
+			if _, err := atoiSmall(p); err != nil {
+				return v, fmt.Errorf("%w: %q: %v", ErrVersion, word, err)
+			}
+			continue
+		}
+		n, err := atoiSmall(p)
+		if err != nil {
+			return v, fmt.Errorf("%w: %q: %v", ErrVersion, word, err)
+		}
+		nums[i] = n
+	}
+	v.Major, v.Minor, v.Patch = nums[0], nums[1], nums[2]
+	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '+' || r == '_' }) {
+		lf := strings.ToLower(f)
+		switch {
+		case strings.HasPrefix(lf, "rc"):
+			if n, err := atoiSmall(lf[2:]); err == nil {
+				v.RC = n
+			}
+		case lf == "ee" || lf == "ce" || lf == "enterprise":
+			v.Edition = lf
+		case isHex(lf) && len(lf) >= 7:
+			if v.Commit == "" {
+				v.Commit = lf
+			}
+		}
+	}
+	return v, nil
+}
+
+func atoiSmall(s string) (int, error) {
+	if s == "" || len(s) > 6 {
+		return 0, errors.New("bad number")
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, errors.New("bad number")
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// buildHash extracts the commit hash of "(build <hash> ...)" or "...@<hash>)".
+func buildHash(s string) string {
+	if i := strings.Index(s, "(build "); i >= 0 {
+		f := strings.Fields(s[i+len("(build "):])
+		if len(f) > 0 {
+			h := strings.TrimRight(f[0], ")")
+			if j := strings.LastIndexByte(h, '@'); j >= 0 {
+				h = h[j+1:]
+			}
+			if isHex(strings.ToLower(h)) && len(h) >= 7 {
+				return strings.ToLower(h)
+			}
+		}
+	}
+	return ""
+}
+
+// RangeKind says how a Range bounds versions.
+type RangeKind int
+
+// Range kinds.
+const (
+	RangeSpan   RangeKind = iota // "A - B": A..B inclusive, one branch
+	RangeBranch                  // "X.Y.*": the whole branch
+	RangeFrom                    // ">= A": A and later on A's branch and every later branch
+)
+
+// Range is one affected range of a defect, on one release branch (or open
+// ended from a version on, for RangeFrom).
+type Range struct {
+	Kind     RangeKind
+	From, To Version // To is unset for RangeBranch and RangeFrom; From holds X.Y.0 for RangeBranch
+	Text     string
+}
+
+// ParseRange parses "A - B", "X.Y.*" or ">= A" with plain X.Y.Z versions.
+func ParseRange(s string) (Range, error) {
+	t := strings.TrimSpace(s)
+	r := Range{Text: t}
+	switch {
+	case strings.HasPrefix(t, ">="):
+		v, err := parsePlain(strings.TrimSpace(t[2:]))
+		if err != nil {
+			return r, err
+		}
+		r.Kind, r.From = RangeFrom, v
+		return r, nil
+	case strings.HasSuffix(t, ".*"):
+		parts := strings.Split(strings.TrimSuffix(t, ".*"), ".")
+		if len(parts) != 2 {
+			return r, fmt.Errorf("%w: %q: want X.Y.*", ErrVersion, t)
+		}
+		maj, err1 := atoiSmall(parts[0])
+		minr, err2 := atoiSmall(parts[1])
+		if err1 != nil || err2 != nil {
+			return r, fmt.Errorf("%w: %q: want X.Y.*", ErrVersion, t)
+		}
+		r.Kind, r.From = RangeBranch, Version{Major: maj, Minor: minr}
+		return r, nil
+	}
+	a, b, ok := strings.Cut(t, " - ")
+	if !ok {
+		return r, fmt.Errorf("%w: %q: want \"A - B\", \"X.Y.*\" or \">= A\"", ErrVersion, t)
+	}
+	from, err := parsePlain(strings.TrimSpace(a))
+	if err != nil {
+		return r, err
+	}
+	to, err := parsePlain(strings.TrimSpace(b))
+	if err != nil {
+		return r, err
+	}
+	if !sameBranch(from, to) {
+		return r, fmt.Errorf("%w: %q spans branches %s and %s; write one range per branch", ErrVersion, t, from.Branch(), to.Branch())
+	}
+	if cmpRelease(from, to) > 0 {
+		return r, fmt.Errorf("%w: %q: %s is after %s", ErrVersion, t, from, to)
+	}
+	r.Kind, r.From, r.To = RangeSpan, from, to
+	return r, nil
+}
+
+// parsePlain parses a catalog version: exactly X.Y.Z with decimal numbers.
+func parsePlain(s string) (Version, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return Version{}, fmt.Errorf("%w: %q: want plain X.Y.Z", ErrVersion, s)
+	}
+	var n [3]int
+	for i, p := range parts {
+		x, err := atoiSmall(p)
+		if err != nil {
+			return Version{}, fmt.Errorf("%w: %q: want plain X.Y.Z", ErrVersion, s)
+		}
+		n[i] = x
+	}
+	return Version{Major: n[0], Minor: n[1], Patch: n[2], Raw: s}, nil
+}
+
+// Contains reports whether release v lies in r. Dev builds are never contained.
+func (r Range) Contains(v Version) bool {
+	if v.IsDev() {
+		return false
+	}
+	switch r.Kind {
+	case RangeBranch:
+		return sameBranch(r.From, v)
+	case RangeFrom:
+		return cmpRelease(v, r.From) >= 0
+	default:
+		return sameBranch(r.From, v) && cmpRelease(v, r.From) >= 0 && cmpRelease(v, r.To) <= 0
+	}
+}
+
+// covers reports whether r says anything about v's branch.
+func (r Range) coversBranch(v Version) bool {
+	switch r.Kind {
+	case RangeFrom:
+		return v.Major > r.From.Major || v.Major == r.From.Major && v.Minor >= r.From.Minor
+	default:
+		return sameBranch(r.From, v)
+	}
+}
+
+// String returns the range as written.
+func (r Range) String() string { return r.Text }

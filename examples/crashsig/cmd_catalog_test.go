@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCatalog(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cmdCatalog(context.Background(), args, nil, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCatalogLintDefault(t *testing.T) {
+	code, out, _ := runCatalog(t, "lint", "--no-tests")
+	if code != 0 || !strings.Contains(out, "catalog revision ") || !strings.Contains(out, "signature algorithm ") || !strings.HasSuffix(strings.TrimSpace(out), ": ok") {
+		t.Errorf("lint of the default catalog: exit %d\n%s", code, out)
+	}
+}
+
+func TestCatalogLintBadFile(t *testing.T) {
+	bad := filepath.Join("..", "..", "testdata", "catalog", "bad", "unknown-field.yaml")
+	code, out, _ := runCatalog(t, "lint", "--no-tests", bad)
+	if code != 1 || !strings.Contains(out, "unknown-field.yaml:9: defects[0].titel: unknown field") || !strings.Contains(out, "1 problem(s)") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+func TestCatalogLintTestLogs(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
+	log := "*** Aborted at 1652960713 (unix time) try \"date -d @1652960713\" if you are using GNU date ***\n" +
+		"PC: @          0x41f9851 starrocks::RowsetMetaPB::MergeFrom()\n" +
+		"*** SIGSEGV (@0x8) received by PID 12079 (TID 0x7f5335458700) from PID 8; stack trace: ***\n" +
+		"    @          0x4bf3b52 google::(anonymous namespace)::FailureSignalHandler()\n" +
+		"    @     0x7f540e9ee630 (unknown)\n" +
+		"    @          0x41f9851 starrocks::RowsetMetaPB::MergeFrom()\n" +
+		"    @          0x386b957 starrocks::TabletMeta::to_meta_pb()\n" +
+		"    @          0x3860020 starrocks::TabletManager::start_trash_sweep()\n"
+	os.WriteFile(filepath.Join(dir, "logs", "a.txt"), []byte(log), 0o644)
+	cat := `schema: 1
+revision: "u1"
+defects:
+  - id: SR-1-merge-from
+    product: starrocks
+    title: "t"
+    match:
+      - frames: ["starrocks::RowsetMetaPB::MergeFrom", "starrocks::TabletMeta::to_meta_pb"]
+    fixed: ["3.3.9"]
+    links: ["https://github.com/StarRocks/starrocks/issues/1"]
+    tests: ["logs/a.txt"]
+  - id: SR-2-other
+    product: starrocks
+    title: "t"
+    match:
+      - frames: ["starrocks::Other::thing"]
+    fixed: ["3.3.9"]
+    links: ["https://github.com/StarRocks/starrocks/issues/2"]
+    tests: ["logs/a.txt", "logs/missing.txt"]
+`
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte(cat), 0o644)
+	code, out, _ := runCatalog(t, "lint", "--root", dir, path)
+	if code != 1 || strings.Contains(out, "SR-1-merge-from;") || !strings.Contains(out, "does not match SR-2-other") || !strings.Contains(out, "logs/missing.txt") || !strings.Contains(out, "2 problem(s)") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+func TestCatalogShow(t *testing.T) {
+	code, out, _ := runCatalog(t, "show")
+	if code != 0 || !strings.HasPrefix(out, "catalog revision ") {
+		t.Errorf("show: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCatalog(t, "show", "--paths", "--json")
+	if code != 0 {
+		t.Fatalf("show --paths --json: exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var rec struct {
+		CatalogRevision string `json:"catalog_revision"`
+		Rule            struct {
+			ID   string `json:"id"`
+			Path string `json:"path"`
+		} `json:"path_rule"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.CatalogRevision == "" || rec.Rule.ID == "" || len(lines) < 20 {
+		t.Errorf("show --json: %v %+v (%d lines)", err, rec, len(lines))
+	}
+	if code, _, errOut := runCatalog(t, "show", "--catalog", "/nonexistent.yaml"); code != 1 || !strings.Contains(errOut, "nonexistent") {
+		t.Errorf("missing catalog file: exit %d %q", code, errOut)
+	}
+	if code, _, _ := runCatalog(t, "frobnicate"); code != 2 {
+		t.Errorf("unknown subcommand: exit %d", code)
+	}
+}
