@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -17,8 +19,16 @@ import (
 // only ever added, never renamed or removed.
 type record struct {
 	*symbolize.Crash
-	Signature *signature.Signature `json:"signature,omitempty"`
+	Signature      *signature.Signature    `json:"signature,omitempty"`
+	Classification *catalog.Verdict        `json:"classification,omitempty"`
+	Symbolization  *symbolize.FramesReport `json:"symbolization,omitempty"`
 }
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (s *listFlag) String() string     { return strings.Join(*s, ",") }
+func (s *listFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
@@ -26,11 +36,23 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	asJSON := fs.Bool("json", false, "print JSON Lines, one object per incident")
 	var sf signatureFlags
 	sf.register(fs)
+	var catalogs, binaries, debugDirs listFlag
+	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
+	fs.Var(&binaries, "binary", "backend binary (or shared library) to symbolize frames and cores with (repeatable)")
+	fs.Var(&debugDirs, "debug-dir", "directory of separate debug files (.build-id/xx/rest.debug, debuglink) (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crashsig classify [--json] [--catalog FILE]... [--binary FILE]... [--debug-dir DIR]... PATH...")
+		fmt.Fprintln(stderr, "PATH: files, directories (recursively), - for stdin; .gz is read transparently; ELF cores are unwound")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: crashsig classify [--json] PATH...   (files, directories, - for stdin, .gz ok)")
+		fs.Usage()
 		return 2
 	}
 	gen, err := sf.generator()
@@ -38,26 +60,73 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2
 	}
+	cat, err := loadCatalog(ctx, catalogs)
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return 2
+	}
+	for _, n := range cat.Notes() {
+		fmt.Fprintf(stderr, "crashsig: catalog: %s\n", n)
+	}
+	var mods []symbolize.Module
+	for _, path := range binaries {
+		b, err := symbolize.OpenBinary(path, symbolize.BinaryOptions{DebugDirs: debugDirs})
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return 2
+		}
+		defer b.Close()
+		mods = append(mods, symbolize.Module{Binary: b})
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	n := 0
-	err = openInputs(fs.Args(), stdin, stderr, func(name string, r io.Reader) error {
-		sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: name})
-		for sc.NextContext(ctx) {
-			c := sc.Crash()
-			n++
-			sig := gen.Generate(c)
-			rec := record{Crash: c, Signature: &sig}
-			if *asJSON {
-				if err := enc.Encode(rec); err != nil {
+	emit := func(c *symbolize.Crash) error {
+		n++
+		rec := record{Crash: c}
+		if len(mods) > 0 && c.Threads != nil && !isCoreCrash(c) {
+			rep, err := symbolize.Frames(ctx, c, mods...)
+			if err != nil {
+				return err
+			}
+			rec.Symbolization = &rep
+		}
+		sig := gen.Generate(c)
+		v := cat.Classify(c, sig)
+		rec.Signature, rec.Classification = &sig, &v
+		if *asJSON {
+			return enc.Encode(rec)
+		}
+		printHuman(stdout, rec)
+		return nil
+	}
+	in := inputs{
+		text: func(name string, r io.Reader) error {
+			sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: name})
+			for sc.NextContext(ctx) {
+				if err := emit(sc.Crash()); err != nil {
 					return err
 				}
-				continue
 			}
-			printHuman(stdout, rec)
-		}
-		return sc.Err()
-	})
+			return sc.Err()
+		},
+		core: func(path string) error {
+			c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{Binaries: binaries, DebugDirs: debugDirs})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			cr, err := c.Crash(ctx)
+			if err != nil {
+				return err
+			}
+			for _, m := range c.Mismatches {
+				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", path, m)
+			}
+			return emit(cr)
+		},
+	}
+	err = in.open(fs.Args(), stdin, stderr)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "crashsig: %v\n", ctx.Err())
@@ -70,10 +139,44 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	return 0
 }
 
-// printHuman writes the readable summary of one incident.
+// isCoreCrash reports whether a crash came from a core (already symbolized
+// by the core reader).
+func isCoreCrash(c *symbolize.Crash) bool {
+	for _, f := range c.Formats {
+		if f == "core" {
+			return true
+		}
+	}
+	return false
+}
+
+// printHuman writes the readable summary of one incident, leading with the
+// answer.
 func printHuman(w io.Writer, r record) {
 	c := r.Crash
 	fmt.Fprintf(w, "%s:%d-%d\n", c.Source, c.StartLine, c.EndLine)
+	if v := r.Classification; v != nil {
+		fmt.Fprintf(w, "  answer: %s\n", v.Advice)
+		where := string(v.Path)
+		if v.Area != "" {
+			where += " (" + v.Area + ")"
+		}
+		fmt.Fprintf(w, "  path:   %s\n", where)
+		if v.Defect != nil {
+			fmt.Fprintf(w, "  defect: %s — %s [%s]\n", v.Defect.ID, v.Defect.Title, v.Status)
+			if len(v.Defect.Links) > 0 {
+				fmt.Fprintf(w, "          %s\n", strings.Join(v.Defect.Links, " "))
+			}
+		} else {
+			fmt.Fprintf(w, "  defect: none known [%s]\n", v.Status)
+			for _, s := range v.Similar {
+				fmt.Fprintf(w, "          similar: %s %.2f — %s\n", s.ID, s.Score, s.Title)
+			}
+		}
+	}
+	if r.Signature != nil {
+		fmt.Fprintf(w, "  key:    %s  [%s]\n", r.Signature.Key, r.Signature.ID)
+	}
 	var head []string
 	if c.Product != "" {
 		p := string(c.Product)
@@ -96,7 +199,7 @@ func printHuman(w io.Writer, r record) {
 	if c.QueryID != "" {
 		head = append(head, "query "+c.QueryID)
 	}
-	fmt.Fprintf(w, "  %s\n", strings.Join(head, ", "))
+	fmt.Fprintf(w, "  crash:  %s\n", strings.Join(head, ", "))
 	if c.ExceptionType != "" {
 		fmt.Fprintf(w, "  exception: %s\n", c.ExceptionType)
 	}
@@ -109,9 +212,6 @@ func printHuman(w io.Writer, r record) {
 	}
 	if c.Corrupted {
 		fmt.Fprintf(w, "  CORRUPTED: %s\n", c.CorruptedReason)
-	}
-	if r.Signature != nil {
-		fmt.Fprintf(w, "  signature: %s  [%s]\n", r.Signature.Key, r.Signature.ID)
 	}
 	if ct := c.CrashingThread(); ct != nil {
 		fmt.Fprintf(w, "  crashing thread %d: %d frames\n", ct.ID, len(ct.Frames))

@@ -11,17 +11,32 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // errInputs says that at least one input could not be read; the others
 // were processed.
 var errInputs = errors.New("some inputs could not be read")
 
+// inputs says what to do with each kind of input: text (logs, pastes,
+// dumps) and, when core is set, ELF core files.
+type inputs struct {
+	text func(name string, r io.Reader) error
+	core func(path string) error
+}
+
 // openInputs calls fn for every input named by paths: files, directories
 // (recursively, in lexical order, skipping hidden entries), "-" for stdin.
 // Gzip files (by magic number) are decompressed transparently. Errors of
 // single inputs are reported on stderr and make the result errInputs.
 func openInputs(paths []string, stdin io.Reader, stderr io.Writer, fn func(name string, r io.Reader) error) error {
+	return inputs{text: fn}.open(paths, stdin, stderr)
+}
+
+// open walks the inputs; see openInputs.
+func (in inputs) open(paths []string, stdin io.Reader, stderr io.Writer) error {
+	fn := in.text
 	failed := false
 	for _, p := range paths {
 		if p == "-" {
@@ -38,7 +53,7 @@ func openInputs(paths []string, stdin io.Reader, stderr io.Writer, fn func(name 
 			continue
 		}
 		if !st.IsDir() {
-			if err := feedFile(p, fn); err != nil {
+			if err := in.file(p); err != nil {
 				fmt.Fprintf(stderr, "crashsig: %s: %v\n", p, err)
 				failed = true
 			}
@@ -68,7 +83,7 @@ func openInputs(paths []string, stdin io.Reader, stderr io.Writer, fn func(name 
 		}
 		slices.Sort(files)
 		for _, f := range files {
-			if err := feedFile(f, fn); err != nil {
+			if err := in.file(f); err != nil {
 				fmt.Fprintf(stderr, "crashsig: %s: %v\n", f, err)
 				failed = true
 			}
@@ -90,13 +105,19 @@ func isLogName(name string) bool {
 	return true
 }
 
-func feedFile(path string, fn func(string, io.Reader) error) error {
+// file feeds one file: an ELF core to the core handler (when there is
+// one), anything else as text.
+func (in inputs) file(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return feed(path, f, fn)
+	if in.core != nil && symbolize.IsCore(f) {
+		f.Close()
+		return in.core(path)
+	}
+	return feed(path, f, in.text)
 }
 
 // feed decompresses gzip input when the stream starts with its magic.

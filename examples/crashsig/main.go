@@ -26,6 +26,7 @@ func commands() []command {
 		{"diff", "compare the signature keys of two golden signature files or directories", cmdDiff},
 		{"symbolize", "symbolize PCs against an ELF binary or its debug file (addr2line-compatible)", cmdSymbolize},
 		{"core", "unwind and symbolize every thread of an ELF core file", cmdCore},
+		{"catalog", "lint catalog files or show the known defects (catalog lint|show)", cmdCatalog},
 	}
 }
 
