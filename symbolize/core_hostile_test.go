@@ -301,3 +301,43 @@ func FuzzCore(f *testing.F) {
 		checkCoreInvariants(t, c, opts)
 	})
 }
+
+// TestCoreEHHdrIndex checks the lazy .eh_frame_hdr lookup against a full
+// parse of .eh_frame for every FDE of the test binary and of libc.
+func TestCoreEHHdrIndex(t *testing.T) {
+	c := openTestCore(t, t.TempDir(), "kern_fp", "bin/sim_fp.gz")
+	checked := 0
+	for _, m := range c.Modules {
+		if m.elf == nil || m.IsVDSO {
+			continue
+		}
+		x := newEHHdrIndex(m.elf)
+		if x == nil {
+			t.Errorf("%s: no usable .eh_frame_hdr", m.Name())
+			continue
+		}
+		b, addr, ok := sectionData(m.elf, ".eh_frame")
+		if !ok {
+			t.Fatalf("%s: no .eh_frame", m.Name())
+		}
+		all, err := parseFDEs(b, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range all {
+			for _, pc := range []uint64{f.Begin(), f.End() - 1} {
+				g := x.fdeFor(pc)
+				if g == nil || g.Begin() != f.Begin() || g.End() != f.End() || !bytes.Equal(g.Instructions, f.Instructions) || g.CIE.Augmentation != f.CIE.Augmentation {
+					t.Fatalf("%s: pc %#x: index gives %v, full parse [%#x,%#x)", m.Name(), pc, g, f.Begin(), f.End())
+				}
+			}
+			checked++
+		}
+		if x.fdeFor(0) != nil {
+			t.Errorf("%s: FDE for pc 0", m.Name())
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d FDEs checked", checked)
+	}
+}

@@ -57,9 +57,16 @@ type SignalFrame struct {
 	Err    uint64 `json:"err"`
 }
 
-// cfiTable holds the FDEs of one module at link-time addresses.
+// cfiTable holds the call frame information of one module at link-time
+// addresses: .eh_frame through its .eh_frame_hdr index (FDEs parsed on
+// demand), or fully parsed when there is no usable index; .debug_frame
+// (own or from the debug file) is parsed on the first PC .eh_frame misses.
 type cfiTable struct {
-	eh, debug frame.FrameDescriptionEntries
+	hdr         *ehHdrIndex
+	eh          frame.FrameDescriptionEntries
+	debug       frame.FrameDescriptionEntries
+	debugLoaded bool
+	loadDebug   func() frame.FrameDescriptionEntries
 }
 
 // parseFDEs runs delve's CFI parser, turning its panics on malformed input
@@ -92,8 +99,8 @@ func sectionData(ef *elf.File, name string) ([]byte, uint64, bool) {
 	return b, s.Addr, true
 }
 
-// loadCFI parses the module's .eh_frame and, from its debug file,
-// .debug_frame. Failures leave the table empty (frame-pointer fallback).
+// loadCFI prepares the module's CFI. Failures leave the table empty
+// (frame-pointer fallback).
 func (c *Core) loadCFI(m *CoreModule) *cfiTable {
 	if m.cfiLoaded {
 		return m.cfi
@@ -102,26 +109,33 @@ func (c *Core) loadCFI(m *CoreModule) *cfiTable {
 	if m.elf == nil {
 		return nil
 	}
-	t := &cfiTable{}
-	if b, addr, ok := sectionData(m.elf, ".eh_frame"); ok && addr != 0 {
-		fdes, err := parseFDEs(b, addr)
-		if err != nil {
-			c.note("%s: .eh_frame: %v", m.Name(), err)
+	t := &cfiTable{hdr: newEHHdrIndex(m.elf)}
+	if t.hdr == nil {
+		if b, addr, ok := sectionData(m.elf, ".eh_frame"); ok && addr != 0 {
+			fdes, err := parseFDEs(b, addr)
+			if err != nil {
+				c.note("%s: .eh_frame: %v", m.Name(), err)
+			}
+			t.eh = fdes
 		}
-		t.eh = fdes
 	}
-	if b, _, ok := sectionData(m.elf, ".debug_frame"); ok {
-		if fdes, err := parseFDEs(b, 0); err == nil {
-			t.debug = fdes
-		}
-	} else if r := c.resolver(m); r != nil {
-		if df := r.debugELF(); df != nil {
-			if b, _, ok := sectionData(df, ".debug_frame"); ok {
-				if fdes, err := parseFDEs(b, 0); err == nil {
-					t.debug = fdes
-				}
+	t.loadDebug = func() frame.FrameDescriptionEntries {
+		ef := m.elf
+		if ef.Section(".debug_frame") == nil {
+			ef = nil
+			if r := c.resolver(m); r != nil {
+				ef = r.debugELF()
 			}
 		}
+		if ef == nil {
+			return nil
+		}
+		if b, _, ok := sectionData(ef, ".debug_frame"); ok {
+			if fdes, err := parseFDEs(b, 0); err == nil {
+				return fdes
+			}
+		}
+		return nil
 	}
 	m.cfi = t
 	return t
@@ -131,8 +145,16 @@ func (t *cfiTable) fdeFor(pc uint64) *frame.FrameDescriptionEntry {
 	if t == nil {
 		return nil
 	}
-	if f, err := t.eh.FDEForPC(pc); err == nil {
+	if t.hdr != nil {
+		if f := t.hdr.fdeFor(pc); f != nil {
+			return f
+		}
+	} else if f, err := t.eh.FDEForPC(pc); err == nil {
 		return f
+	}
+	if !t.debugLoaded {
+		t.debugLoaded = true
+		t.debug = t.loadDebug()
 	}
 	if f, err := t.debug.FDEForPC(pc); err == nil {
 		return f
