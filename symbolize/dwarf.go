@@ -16,6 +16,7 @@ const (
 	dwTagSkeletonUnit = 0x4a
 	dwTagSubprogram   = 0x2e
 	dwTagInlined      = 0x1d
+	dwTagNamespace    = 0x39
 
 	dwAtSibling         = 0x01
 	dwAtName            = 0x03
@@ -99,6 +100,7 @@ type dwData struct {
 	abbrevs                          map[abbrevKey]*dwAbbrevTable
 	nameMu                           sync.RWMutex
 	names                            map[uint64]*funcName // by DIE offset
+	scopes                           map[uint64]string    // namespace of internal-linkage functions, by DIE offset
 	maxUnitLoads                     int
 }
 
@@ -181,7 +183,7 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 			d, err = nil, fmt.Errorf("%w: %v", ErrBadDWARF, p)
 		}
 	}()
-	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}, names: map[uint64]*funcName{}}
+	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}, names: map[uint64]*funcName{}, scopes: map[uint64]string{}}
 	names := []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line",
 		".debug_ranges", ".debug_rnglists", ".debug_addr", ".debug_str_offsets", ".debug_aranges"}
 	// Compressed sections are inflated in parallel (the large ones

@@ -114,11 +114,12 @@ func isTypeTag(tag uint16) bool {
 func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 	const maxDepth = 4096
 	type level struct {
-		parent int32 // innermost enclosing node (-1: none)
-		own    bool  // the level was opened by that node itself
+		parent int32  // innermost enclosing node (-1: none)
+		own    bool   // the level was opened by that node itself
+		scope  string // enclosing namespaces, "ns1::ns2"
 	}
 	var stackBuf [64]level
-	stack := append(stackBuf[:0], level{-1, false})
+	stack := append(stackBuf[:0], level{-1, false, ""})
 	var rngBuf [][2]uint64
 	for len(stack) > 0 {
 		if r.bad {
@@ -140,7 +141,32 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		if a == nil {
 			return fmt.Errorf("%w: unit %#x: bad abbrev code %d at %#x", ErrBadDWARF, u.off, code, dieOff)
 		}
-		parent := stack[len(stack)-1].parent
+		parent, scope := stack[len(stack)-1].parent, stack[len(stack)-1].scope
+		if a.tag == dwTagNamespace {
+			// Namespaces open a scope for the names of internal functions.
+			var nm []byte
+			for i := range a.attrs {
+				s := &a.attrs[i]
+				k, v := readForm(r, s.form, u, s.implicit)
+				if s.at == dwAtName {
+					nm = d.strValue(u, k, v)
+				}
+			}
+			if a.children {
+				if len(stack) >= maxDepth {
+					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+				}
+				ns := "(anonymous namespace)"
+				if len(nm) > 0 {
+					ns = string(nm)
+				}
+				if scope != "" {
+					ns = scope + "::" + ns
+				}
+				stack = append(stack, level{parent, false, ns})
+			}
+			continue
+		}
 		if a.tag != dwTagSubprogram && a.tag != dwTagInlined {
 			if a.sibling >= 0 && a.children && isTypeTag(a.tag) {
 				// Jump over the type's members.
@@ -156,7 +182,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 					r.pos = int(sib)
 					continue
 				}
-				stack = append(stack, level{parent, false})
+				stack = append(stack, level{parent, false, scope})
 				continue
 			}
 			skipAttrs(r, a, u)
@@ -164,19 +190,25 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 				if len(stack) >= maxDepth {
 					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
 				}
-				stack = append(stack, level{parent, false})
+				stack = append(stack, level{parent, false, scope})
 			}
 			continue
 		}
 		// Subprogram or inlined subroutine: decode what matters.
 		var lo, hi, rv uint64
 		var lk, rk uint8
+		var hasLink bool
 		var hasLo, hasHi, hiOff, hasRng bool
 		var cf, cl, cc uint64
+		var plainName bool // DW_AT_name, no linkage name, no link to another DIE
 		for i := range a.attrs {
 			s := &a.attrs[i]
 			k, v := readForm(r, s.form, u, s.implicit)
 			switch s.at {
+			case dwAtName:
+				plainName = true
+			case dwAtLinkageName, dwAtMIPSLinkageName, dwAtSpecification, dwAtAbstractOrigin:
+				plainName, hasLink = false, true
 			case dwAtLowPC:
 				lk, lo, hasLo = k, v, true
 			case dwAtHighPC:
@@ -204,6 +236,13 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			if lo != 0 && lo < hi {
 				rngBuf = append(rngBuf, [2]uint64{lo, hi})
 			}
+		}
+		if plainName && !hasLink && scope != "" && a.tag == dwTagSubprogram {
+			// An internal-linkage function (no linkage name): remember its
+			// namespace so that its inlined copies get a qualified name.
+			d.nameMu.Lock()
+			d.scopes[dieOff] = scope
+			d.nameMu.Unlock()
 		}
 		if len(rngBuf) == 0 {
 			// Declaration, abstract instance or discarded code: nothing
@@ -237,7 +276,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			if len(stack) >= maxDepth {
 				return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
 			}
-			stack = append(stack, level{int32(idx), true})
+			stack = append(stack, level{int32(idx), true, scope})
 		}
 	}
 	// Levels left open by a truncated tree end at the last node.

@@ -184,6 +184,7 @@ func (d *dwData) dieName(off uint64, dem *Demangler) *funcName {
 		return fn
 	}
 	var linkage, name []byte
+	var nameOff uint64
 	var work [16]uint64
 	var seen [16]uint64
 	nw, ns := 1, 0
@@ -205,7 +206,7 @@ func (d *dwData) dieName(off uint64, dem *Demangler) *funcName {
 			linkage = a.linkage
 		}
 		if name == nil && a.name != nil {
-			name = a.name
+			name, nameOff = a.name, o
 		}
 		if linkage != nil {
 			break
@@ -228,6 +229,16 @@ func (d *dwData) dieName(off uint64, dem *Demangler) *funcName {
 	} else {
 		s := string(raw)
 		p, _ := dem.Demangle(s)
+		if linkage == nil {
+			// DW_AT_name only (internal linkage): qualify it with its
+			// namespaces for Function; Linkage keeps the bare name.
+			d.nameMu.RLock()
+			scope := d.scopes[nameOff]
+			d.nameMu.RUnlock()
+			if scope != "" {
+				p = scope + "::" + s
+			}
+		}
 		fn = &funcName{raw: s, pretty: p}
 	}
 	d.nameMu.Lock()
