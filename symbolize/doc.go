@@ -1,0 +1,77 @@
+// Package symbolize reads crashes of Apache Doris and StarRocks backends
+// and turns them into one model, Crash: from logs and pastes (Scanner,
+// ParseAll), from ELF core files (OpenCore), and with raw PCs resolved
+// against the backend binary or its debug file (OpenBinary, Frames).
+//
+// # The model
+//
+// A Crash is one incident: product, version and build, kind (signal,
+// check, terminate, jvm, sanitizer, leak, assert, termination,
+// threaddump), signal and reason, fault address, PID/TID, query, fragment
+// and tablet ids, the abort message (Check expression, exception type and
+// what(), sanitizer bug type), crash time, the source span, every thread
+// with the crashing one first, and a Corrupted flag with a reason when the
+// text was damaged beyond repair. A Frame keeps what was printed (Function,
+// Raw) beside what was derived (Demangled, File/Line from symbolization).
+//
+// # The log scanner
+//
+// Scanner reads any io.Reader line by line and yields incidents one at a
+// time, holding one incident and one line (cut at ScanOptions.MaxLineBytes)
+// at a time, so memory does not grow with the input. The pipeline per line:
+//
+//  1. paste repair (lines.go): trailing CR, Markdown quotes and fences,
+//     K8s/CRI/CI clock/syslog/dmesg prefixes, the Doris console
+//     `RuntimeLogger ` prefix, HTML entities; a line holding a whole
+//     collapsed dump is split at its frame and header markers;
+//  2. an idle pre-filter (Scanner.mayStart): ordinary glog lines — most of a
+//     be.out or be.INFO — are recognized without a regular expression and
+//     skipped unless they are FATAL or the startup version banner;
+//  3. classification against the format tables, one file per family:
+//     format_boost.go (F1, Doris boost::stacktrace dumps), format_glog.go
+//     (F2 glog signal dumps with the StarRocks preamble, F3 Check
+//     failures), format_terminate.go (F4), format_jvm.go (F5 hs_err, F7
+//     jstack), format_sanitizer.go (F6), format_gdb.go (F7 gdb/pstack),
+//     format_misc.go (F0 restart markers, F8 allocator and assert
+//     messages, F9 kernel lines, the Doris stack-trace endpoint). A rule
+//     is a literal prefix (indexed by its first byte; rules for `*** `
+//     headers are also indexed without it, because Markdown eats `***`)
+//     and an optional RE2 expression. Adding a format is adding entries
+//     and a test file under testdata/formats;
+//  4. assembly (incident.go, finish.go): a small state machine per
+//     incident joins the parts that belong together — a FATAL line and the
+//     SIGABRT dump that follows, a StarRocks preamble and its dump, an ASAN
+//     report and its abort dump — tolerates foreign lines interleaved at
+//     line granularity (each section has its own gap limit), rejoins hard
+//     wraps inside tokens, checks boost frame indices, and at the end picks
+//     the crashing thread, the product and the kind.
+//
+// Format quirks the next engineer should know, all covered by testdata:
+//
+//   - F1 and F2 signal lines differ only by the reason text
+//     (`*** SIGSEGV address not mapped to object (@0x10) …` is Doris).
+//   - F2 frames have one space between address and symbol, F3 frames two.
+//   - `from PID` of kernel-generated signals is junk derived from the fault
+//     address; it is ignored.
+//   - A Doris F1 dump ends with one blank line; a blank line followed by the
+//     next frame index is paste damage (a blank after every line), not the
+//     end.
+//   - The glog `PC: @` line is the faulting frame; pastes are often cut
+//     right after the handler frames, so when the crashing stack lacks that
+//     frame it is added from the PC line (noted in Crash.Notes).
+//   - Thread names lie (a JVM thread inherits the name of the native thread
+//     that created it); they are carried as observed names only.
+//   - A gdb frame without an address is an inline frame (gdb prints none
+//     for them) except frame #0.
+//
+// # Symbolization and cores
+//
+// OpenBinary maps an ELF file, finds its debug information (in the file,
+// an explicit debug file, .build-id under debug directories, or
+// .gnu_debuglink with CRC check) and resolves PCs to inline chains, lazily
+// per compile unit; Frames fills a parsed Crash in place. OpenCore reads
+// ELF core files (notes, memory, modules), unwinds every thread with CFI
+// from delve's pkg/dwarf/frame through signal frames, and returns the same
+// Crash model. SYMBOLIZER.md and CORES.md beside this file hold the design
+// notes and measurements.
+package symbolize
