@@ -132,6 +132,12 @@ func sortedKeys(m map[string]bool) []string {
 // stackName is a frame's name in a whole-stack view: normalized name, or
 // module+offset for stable unsymbolized frames, else "?".
 func (g *Generator) stackName(f *symbolize.Frame) string {
+	if n := f.Name(); f.Module == "" && n != "" && n[0] != '(' && !isUnknownName(n) {
+		// Fast path for named frames (jstack dumps have only these).
+		if fc := g.classify(n, f.Java); fc.name != "" && hasLetter(fc.name) && !isPath(fc.name) {
+			return fc.name
+		}
+	}
 	v := g.view(f, symbolize.ProductUnknown)
 	if v.name != "" {
 		return v.name

@@ -2,10 +2,12 @@ package signature
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -68,7 +70,8 @@ func corpusFiles(t testing.TB) []string {
 			}
 			return nil
 		}
-		switch filepath.Ext(p) {
+		name := strings.TrimSuffix(d.Name(), ".gz")
+		switch filepath.Ext(name) {
 		case ".txt", ".log", ".out":
 		default:
 			return nil
@@ -94,7 +97,15 @@ func parseTestdata(t testing.TB, rel string) []*symbolize.Crash {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cs, err := symbolize.ParseAll(context.Background(), f, symbolize.ScanOptions{Source: rel})
+	var r io.Reader = f
+	if strings.HasSuffix(rel, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	cs, err := symbolize.ParseAll(context.Background(), r, symbolize.ScanOptions{Source: rel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,145 @@
 // Package signature turns the frames of a parsed crash into a stable,
 // short, explainable crash key.
+//
+// # Pipeline
+//
+//	crash (symbolize.Crash) → kind prefix → crashing thread → per frame:
+//	Normalize → rule role (sentinel / irrelevant / prefix / kept) →
+//	first DefaultFrames kept frames → Key = kind | f1 | f2 | f3 → ID
+//
+// Generator.Generate records every decision in Signature.Trace
+// ("skipped #0 X: irrelevant rule 'glog-handler' (why)", "kept #4 Y"), so
+// a key can always be explained; `crashsig explain PATH` prints it.
+//
+// # Normalization (Normalize)
+//
+// Every frame name, whatever printed it (boost::stacktrace in Doris,
+// glog 0.4 with `<>`/`()` elided, glog 0.7 with full signatures cut at 256
+// bytes, gdb with argument values, sanitizers, c++filt, raw `_Z…` names),
+// becomes the scope-qualified name without return type, parameters,
+// cv/ref qualifiers, template arguments, ABI tags, clone suffixes
+// (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, `.lto_priv.N`,
+// `.llvm.N`) and symbol versions (`@@GLIBC_2.2.5`). Mangled names go
+// through the demangler's syntax tree (github.com/ianlancetaylor/demangle
+// ToAST); a mangled name the demangler rejects (cut short by a log line
+// limit) yields the nested-name prefix that can be read, ending in "…".
+// Printed names go through a tolerant one-pass tokenizer that skips
+// balanced `<>`, `()`, `{}` groups, knows `operator<`, `operator()`,
+// `operator->`, conversion operators, `(anonymous namespace)` and gdb's
+// ` at file:line` / ` from lib` tails, and treats any top-level blank
+// before the name as the end of a return type or `thunk to` prefix.
+//
+// Lambdas take one form, Lambda = "{lambda}": GCC `{lambda(int)#2}`,
+// clang `$_0`, `'lambda'(…)`, mangled `UlvE_`. The closure's
+// `::operator()` (and GCC's `::_FUN` static invoker) after a lambda is
+// dropped: old glog prints the mangled call operator, newer builds the
+// demangled one, and both are the lambda's body. Hence
+// `starrocks::EvHttpServer::start::{lambda}` for every format.
+//
+// Markdown damage of pasted dumps is repaired: `_gnu_cxx` → `__gnu_cxx`,
+// `std::_cxx11` → `std::__cxx11` (inside std/__gnu_cxx/__cxxabiv1 a
+// component `_lower` cannot exist), `_GI_raise` → `__GI_raise`. Java frames
+// keep their dots (`java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take`)
+// with lambda/hidden-class numbering collapsed (`$$Lambda`).
+//
+// Normalize is fuzzed (FuzzNormalize): no panic, at most MaxNameLen bytes,
+// valid UTF-8, idempotent.
+//
+// # Rules
+//
+// Frame roles are data: signature/rules/*.yaml, embedded with go:embed and
+// extended or replaced through Options (ExtraRules win over the defaults
+// within a role; LoadRules reads a caller's YAML file). Each rule has an
+// id, a role, a mandatory `why`, and exact names, prefixes, an RE2 regexp
+// (whole-name) or a module pattern. Roles, after Socorro's siglists:
+//
+//   - sentinel: the signature restarts after the last sentinel among the
+//     top 64 frames (signal handlers, gdb's `<signal handler called>`, the
+//     JVM's chained handler). `trampoline: true` also skips the first
+//     unsymbolized frame after it: the kernel signal trampoline
+//     (__restore_rt), practically never symbolized.
+//   - irrelevant: skipped (abort/raise/assert path, glog LogMessage,
+//     terminate and throw helpers, sanitizer runtime, thread trampolines).
+//     After an abort-path frame, glibc frames before the first kept frame
+//     are skipped too (glibc's cold code is often mis-symbolized, e.g.
+//     `_nl_load_domain`), and an unsymbolized frame between two irrelevant
+//     frames is skipped as inlined mechanism.
+//   - prefix: skipped but remembered (memcpy/memmove/strlen families,
+//     allocators and BE memory hooks, locks). The first one before the
+//     first kept frame adds its attribute (leaf=memcpy-family,
+//     suspected-heap-corruption, leaf=lock); if nothing else remains they
+//     are keyed after all.
+//
+// rules_test.go validates every rule file (known roles, patterns compile,
+// no duplicate names or ids, a `why` for every rule) and fails when a rule
+// is matched by no test case.
+//
+// # Kind prefix
+//
+// SIGSEGV (SIGSEGV-null when the fault address is below 4096), SIGBUS,
+// SIGFPE, SIGILL, SIGABRT; CHECK(<expr>) with the printed values and the
+// streamed message removed (the expression ends where an operand follows
+// an operand, at a top-level comma, or at `(` after a blank: `a == b (1
+// vs. 2)`, `"Orphan" If you crash…`), FATAL for LOG(FATAL) without a
+// check; ASSERT(<expr>) for C assert(); terminate(<exception type>);
+// ASAN/TSAN/UBSAN/MSAN/LSAN(<bug type>); JVM(<signal>); THREADS for thread
+// dumps (keyed on the largest group of identical stacks, see Aggregate);
+// TERM(<signal>), LEAK, CRASH when nothing says more.
+//
+// # Frames per key: N = 3 (DefaultFrames)
+//
+// Measured on the 149 labelled incidents of testdata/corpus
+// (TestMeasureFrames): N=1 gives 143 keys and 4 keys that merge incidents
+// labelled as different defects (`SIGABRT | down_cast`,
+// `SIGSEGV-null | JNIEnv_::DeleteGlobalRef`, …); N=2 still merges one
+// pair; N=3 is the smallest N with no false merge (148 keys; the one
+// merge left is the labelled duplicate pair). Larger N changes nothing on
+// the corpus but only 93 of 149 incidents even have 3 usable frames (most
+// pasted dumps are cut short), and deeper frames are thread-pool and
+// scheduler frames that differ between the pipeline and non-pipeline
+// engines and between versions, which would split real duplicates.
+//
+// # Unsymbolized frames
+//
+// A frame without a name is kept as `module+0xoffset` when the address is
+// stable for a build: a module-relative offset of the main binary
+// (`doris_be+0x…` from ASAN or hs_err), or an absolute address of a
+// position-dependent executable (StarRocks' `starrocks_be` is linked at
+// 0x400000; any module-less PC below 4 GiB is taken as such). Absolute
+// addresses of PIE binaries and shared objects differ per run or per
+// distribution and are dropped, with the reason in the trace.
+//
+// # Empty and damaged input
+//
+// No usable frame gives `EMPTY: <kind>`; the same for an incident marked
+// corrupted gives `CORRUPTED: <kind>`. Keys are at most MaxKeyLen bytes,
+// traces at most 97 lines.
+//
+// # Stability
+//
+// Algorithm names the algorithm version. testdata/signature/golden.tsv
+// holds the key of every incident of every crash text under testdata;
+// TestGolden fails when a key changes while Algorithm does not (listing
+// old and new keys), and when Algorithm changed but the golden file was
+// not regenerated (`go test ./signature -run TestGolden -update`).
+// `crashsig explain --tsv DIR > new.tsv; crashsig diff old.tsv new.tsv`
+// lists old/new keys over any directory.
+//
+// # Threads, similarity, buckets
+//
+// Aggregate groups the threads of one incident by normalized stack (the
+// crashing thread's group first, then by count); names are kept only as
+// observations (samples and digit-collapsed patterns), never as a group
+// key. Similarity scores two frame lists with a position-dependent
+// alignment (ReBucket/TraceSim style; formula in its doc) and suggests
+// "probably the same" between buckets; it never replaces the key.
+// Bucketer collects incidents by key with counts, first/last seen,
+// products and versions; NearDuplicates pairs similar buckets.
+//
+// # Performance
+//
+// See EVIDENCE.md: ≈ 258,000 signatures/s on one core from parsed
+// crashes (warm name cache), cached normalization ≈ 60 ns per name.
+// Generator and Normalizer are safe for concurrent use; their caches are
+// bounded (emptied when full).
 package signature

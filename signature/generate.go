@@ -16,7 +16,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/1"
+const Algorithm = "crashsig-sig/2"
 
 // DefaultFrames is how many meaningful frames a key holds (see doc.go for
 // the measurement behind it).
@@ -577,8 +577,10 @@ func (g *Generator) kind(c *symbolize.Crash, t *tracer) string {
 		}
 		k = "JVM(" + sig + ")"
 	case symbolize.KindAssert:
-		if expr := checkExpr(c.CheckExpr, ""); expr != "" {
+		if expr := assertExpr(c); expr != "" {
 			k = "ASSERT(" + expr + ")"
+		} else if sig != "" {
+			k = sig
 		} else {
 			k = "ABORT"
 		}
@@ -602,6 +604,25 @@ func (g *Generator) kind(c *symbolize.Crash, t *tracer) string {
 		t.add("kind: " + k + " (incident kind " + kindName(c.Kind) + ", signal " + orDash(c.Signal) + ")")
 	}
 	return k
+}
+
+// assertExpr is the expression of a C assert() failure: CheckExpr, else
+// the text between "Assertion `" and "' failed" in the message.
+func assertExpr(c *symbolize.Crash) string {
+	if c.CheckExpr != "" {
+		return checkExpr(c.CheckExpr, "")
+	}
+	m := c.Message
+	i := strings.Index(m, "Assertion `")
+	if i < 0 {
+		return ""
+	}
+	m = m[i+len("Assertion `"):]
+	j := strings.Index(m, "' failed")
+	if j < 0 {
+		return ""
+	}
+	return bounded(strings.Join(strings.Fields(m[:j]), " "), maxKindExpr)
 }
 
 func kindName(k symbolize.Kind) string {

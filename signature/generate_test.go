@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -184,6 +185,11 @@ func TestGenerateKinds(t *testing.T) {
 		{mk(symbolize.KindSignal, "SIGSEGV", func(c *symbolize.Crash) { c.HasFaultAddress, c.FaultAddress = true, 4096 }), "SIGSEGV"},
 		{mk(symbolize.KindCheck, "SIGABRT", func(c *symbolize.Crash) { c.Message = "Method x is not supported" }), "FATAL"},
 		{mk(symbolize.KindAssert, "SIGABRT", func(c *symbolize.Crash) { c.CheckExpr = "mutex->__data.__owner == 0" }), "ASSERT(mutex->__data.__owner == 0)"},
+		{mk(symbolize.KindAssert, "SIGABRT", func(c *symbolize.Crash) {
+			c.Message = "Assertion `dynamic_cast<ToAsPointer>(&f) != __null' failed in To down_cast(From&)"
+		}), "ASSERT(dynamic_cast<ToAsPointer>(&f) != __null)"},
+		{mk(symbolize.KindAssert, "SIGABRT", nil), "SIGABRT"},
+		{mk(symbolize.KindAssert, "", nil), "ABORT"},
 		{mk(symbolize.KindLeak, "", nil), "LEAK"},
 		{mk(symbolize.KindUnknown, "", nil), "CRASH"},
 	}
@@ -295,3 +301,33 @@ func TestGeneratorFramesOption(t *testing.T) {
 		t.Errorf("key %s", s.Key)
 	}
 }
+
+// FuzzGenerate parses arbitrary text and signs every incident: no panic,
+// bounded key and trace, same signature twice.
+func FuzzGenerate(f *testing.F) {
+	f.Add(exampleLogForFuzz)
+	f.Add("*** SIGSEGV (@0x0) received by PID 1 (TID 0x7f LWP 2) from PID 0; stack trace: ***\n    @          0x5a1b2c3 starrocks::HashJoiner::_probe()\n")
+	f.Add("F0101 00:00:00.000000 1 x.cc:1] Check failed: a == b (1 vs. 2)\n*** Check failure stack trace: ***\n    @     0x1  google::LogMessage::Fail()\n    @     0x2  doris::A::a()\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		cs, err := symbolize.ParseAll(context.Background(), strings.NewReader(text), symbolize.ScanOptions{Source: "fuzz"})
+		if err != nil {
+			return
+		}
+		for _, c := range cs {
+			s := Generate(c)
+			if len(s.Key) > MaxKeyLen || len(s.Trace) > maxTrace+1 || s.ID != keyID(s.Key) {
+				t.Fatalf("unbounded or inconsistent signature: %d-byte key, %d trace lines", len(s.Key), len(s.Trace))
+			}
+			if again := Generate(c); again.Key != s.Key || strings.Join(again.Trace, "\n") != strings.Join(s.Trace, "\n") {
+				t.Fatalf("not deterministic: %q vs %q", s.Key, again.Key)
+			}
+		}
+	})
+}
+
+const exampleLogForFuzz = `*** SIGSEGV address not mapped to object (@0x10) received by PID 4568 (TID 6464 OR 0x7fd390c11640) from PID 16; stack trace: ***
+ 0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /doris/be/src/common/signal_handler.h:421
+ 1# 0x00007FD7DC196520 in /lib/x86_64-linux-gnu/libc.so.6
+ 2# doris::vectorized::ColumnString::insert_many_dict_data(int const*, unsigned long) at /doris/be/src/vec/columns/column_string.h:300
+
+`
