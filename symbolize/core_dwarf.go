@@ -3,6 +3,7 @@ package symbolize
 import (
 	"debug/elf"
 	"os"
+	"strings"
 )
 
 // binaryResolver symbolizes a module through the package's DWARF
@@ -40,9 +41,9 @@ func (r *binaryResolver) resolve(pc uint64, exact bool) []coreLoc {
 	}
 	out := make([]coreLoc, 0, len(locs))
 	for _, l := range locs {
-		cl := coreLoc{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column, Inlined: l.Inlined}
+		cl := coreLoc{Function: stripSymVersion(l.Function), File: l.File, Line: l.Line, Column: l.Column, Inlined: l.Inlined}
 		if IsMangled(l.Linkage) {
-			cl.Function, cl.Demangled = l.Linkage, l.Function
+			cl.Function, cl.Demangled = stripSymVersion(l.Linkage), l.Function
 		}
 		out = append(out, cl)
 	}
@@ -75,4 +76,13 @@ func (r *binaryResolver) close() {
 		r.dbgF.Close()
 		r.dbgF = nil
 	}
+}
+
+// stripSymVersion drops an ELF symbol version (`clock_nanosleep@@GLIBC_2.17`):
+// mangled and C names never contain '@'.
+func stripSymVersion(name string) string {
+	if i := strings.IndexByte(name, '@'); i > 0 {
+		return name[:i]
+	}
+	return name
 }

@@ -69,7 +69,7 @@ func ExampleOpenCore() {
 	// #1 nanosleep
 	// #2 sleep
 	// #3 <signal handler called>
-	// #4 decode_value<int>
+	// #4 starrocks::decode_value<int>
 	// #4 starrocks::ParsedPageV1::read(starrocks::Column*, unsigned long*)
 }
 

@@ -422,10 +422,21 @@ func TestCoreStrippedWithDebugFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, f := range cr.Threads[0].Frames {
-		if f.PC != ref.ThreadFrames(ref.CrashInfo().Thread)[k].PC && !f.Inlined {
-			break
+	refCrashed := ref.ThreadFrames(ref.CrashInfo().Thread)
+	var refPCs, gotPCs []Addr
+	for _, f := range refCrashed {
+		if !f.Inlined {
+			refPCs = append(refPCs, f.PC)
 		}
+	}
+	for _, f := range cr.Threads[0].Frames {
+		gotPCs = append(gotPCs, f.PC)
+		if f.Module == "sim_fp" && (f.File != "" || f.Inlined || !f.HasOffset || f.Offset == 0) {
+			t.Errorf("stripped frame without debug file: %+v", f)
+		}
+	}
+	if fmt.Sprint(refPCs) != fmt.Sprint(gotPCs) {
+		t.Errorf("stripped, no debug file: PCs %v, with debug info %v", gotPCs, refPCs)
 	}
 	want := "no debug info for " + c2.Modules[0].Path
 	found := false
