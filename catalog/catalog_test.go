@@ -477,6 +477,9 @@ func TestPathRules(t *testing.T) {
 		if v.Path != tc.path || v.Area != tc.area || len(v.Evidence) == 0 {
 			t.Errorf("%s: %s/%s, want %s/%s; %q", tc.name, v.Path, v.Area, tc.path, tc.area, v.Evidence)
 		}
+		if p, a := c.PathOf(cr); p != v.Path || a != v.Area {
+			t.Errorf("%s: PathOf = %s/%s, Classify = %s/%s", tc.name, p, a, v.Path, v.Area)
+		}
 	}
 }
 
@@ -609,5 +612,34 @@ func TestClassifyNil(t *testing.T) {
 	v := c.Classify(nil, signature.Signature{})
 	if v.Path != PathUnknown || v.Status != StatusNoKnownDefect {
 		t.Errorf("nil crash: %+v", v)
+	}
+}
+
+func TestLintOrderAndIDs(t *testing.T) {
+	f, err := Parse("o.yaml", []byte(`schema: 1
+revision: "r"
+defects:
+  - id: SR-1-order
+    product: doris
+    title: "t"
+    match: [{frames: ["a::b"]}]
+    affected: ["3.3.0 - 3.3.8", "3.2.0 - 3.2.4"]
+    fixed: ["3.3.9", "3.2.5"]
+    links: ["https://example.com/1"]
+    tests: ["x.txt"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := Lint(context.Background(), []*File{f}, LintOptions{})
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Field+": "+e.Msg)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"defects[0].affected[1]: ranges out of order", "defects[0].fixed[1]: fixed versions out of order", "does not fit product doris"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lint misses %q:\n%s", want, all)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,6 +223,19 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 	return v
 }
 
+// PathOf returns the path and area of a crash without matching defects
+// (cheaper than Classify). It is the grouping `crashsig buckets` puts
+// before the signature key: bucket by PathOf, then by key. Safe for
+// concurrent use.
+func (c *Catalog) PathOf(crash *symbolize.Crash) (Path, string) {
+	if crash == nil {
+		return PathUnknown, ""
+	}
+	var v Verdict
+	c.decidePath(&v, crash, c.view(Frames(crash), signature.Signature{}))
+	return v.Path, v.Area
+}
+
 // noQuery reports the weak hint that no query was attached to the thread.
 func noQuery(crash *symbolize.Crash) bool {
 	q := strings.TrimSpace(crash.QueryID)
@@ -234,26 +248,19 @@ func noQuery(crash *symbolize.Crash) bool {
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
 	best, bestAt := -1, -1
 	var others []string
-	seen := map[int32]bool{}
-	for _, h := range sv.hits {
-		for _, o := range c.owners[h.glob] {
-			if o.kind != 0 || seen[o.idx] {
-				continue
+	for _, ri := range sortedUnique(c.altCandidates(sv, 0)) {
+		at := c.ruleHolds(int(ri), sv)
+		if at < 0 {
+			continue
+		}
+		r := &c.rules[ri]
+		if best < 0 || better(r, at, &c.rules[best], bestAt) {
+			if best >= 0 {
+				others = append(others, c.rules[best].ID)
 			}
-			seen[o.idx] = true
-			at := c.ruleHolds(int(o.idx), sv)
-			if at < 0 {
-				continue
-			}
-			r := &c.rules[o.idx]
-			if best < 0 || better(r, at, &c.rules[best], bestAt) {
-				if best >= 0 {
-					others = append(others, c.rules[best].ID)
-				}
-				best, bestAt = int(o.idx), at
-			} else {
-				others = append(others, r.ID)
-			}
+			best, bestAt = int(ri), at
+		} else {
+			others = append(others, r.ID)
 		}
 	}
 	name := ""
@@ -355,30 +362,13 @@ type altMatch struct {
 }
 
 func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature.Signature, sv *stackView, groups []signature.Group) {
-	cands := map[int32]bool{}
-	for _, h := range sv.hits {
-		for _, o := range c.owners[h.glob] {
-			if o.kind == 1 {
-				cands[o.idx] = true
-			}
-		}
-	}
-	for _, a := range c.byKey[sig.Key] {
-		cands[a] = true
-	}
-	for _, a := range c.loose {
-		cands[a] = true
-	}
+	order := c.altCandidates(sv, 1)
+	order = append(order, c.byKey[sig.Key]...)
+	order = append(order, c.loose...)
 	if len(groups) > 0 {
-		for _, a := range c.threaded {
-			cands[a] = true
-		}
+		order = append(order, c.threaded...)
 	}
-	order := make([]int32, 0, len(cands))
-	for a := range cands {
-		order = append(order, a)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	order = sortedUnique(order)
 	var matched []altMatch
 	for _, a := range order {
 		if ev, ok := c.altHolds(a, crash, sig, sv, groups); ok {
@@ -428,6 +418,26 @@ func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature
 		}
 	}
 	decideStatus(v, crash, d)
+}
+
+// altCandidates returns the alternatives owning a glob that matched the
+// stack in the given role (1: frames), unsorted, possibly repeated.
+func (c *Catalog) altCandidates(sv *stackView, kind uint8) []int32 {
+	var out []int32
+	for _, h := range sv.hits {
+		for _, o := range c.owners[h.glob] {
+			if o.kind == kind {
+				out = append(out, o.idx)
+			}
+		}
+	}
+	return out
+}
+
+// sortedUnique sorts ids and drops repeats, in place.
+func sortedUnique(ids []int32) []int32 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // altHolds evaluates alternative a; on success it returns what matched.

@@ -105,6 +105,16 @@ func Lint(ctx context.Context, files []*File, opts LintOptions) Errors {
 			}
 		}
 		for i, d := range f.Defects {
+			for k := 1; k < len(d.affected); k++ {
+				if cmpRelease(d.affected[k-1].From, d.affected[k].From) > 0 {
+					errs = append(errs, &Error{File: f.Name, Line: d.Line, Field: fmt.Sprintf("defects[%d].affected[%d]", i, k), Msg: fmt.Sprintf("ranges out of order: %q after %q (list oldest first)", d.affected[k].Text, d.affected[k-1].Text), Err: ErrInvalid})
+				}
+			}
+			for k := 1; k < len(d.fixed); k++ {
+				if cmpRelease(d.fixed[k-1], d.fixed[k]) > 0 {
+					errs = append(errs, &Error{File: f.Name, Line: d.Line, Field: fmt.Sprintf("defects[%d].fixed[%d]", i, k), Msg: fmt.Sprintf("fixed versions out of order: %s after %s (list oldest first)", d.fixed[k], d.fixed[k-1]), Err: ErrInvalid})
+				}
+			}
 			if d.Product == "doris" && !strings.HasPrefix(d.ID, "DORIS-") || d.Product == "starrocks" && !strings.HasPrefix(d.ID, "SR-") {
 				errs = append(errs, &Error{File: f.Name, Line: d.Line, Field: fmt.Sprintf("defects[%d].id", i), Msg: fmt.Sprintf("id %s does not fit product %s", d.ID, d.Product), Err: ErrInvalid})
 			}

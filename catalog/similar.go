@@ -17,16 +17,8 @@ func (c *Catalog) similar(sv *stackView, sigFrames []string) []Similar {
 	if len(crash) == 0 {
 		crash = sigFrames
 	}
-	cands := map[int32]bool{}
-	for _, h := range sv.hits {
-		for _, o := range c.owners[h.glob] {
-			if o.kind == 1 {
-				cands[o.idx] = true
-			}
-		}
-	}
 	best := map[int]Similar{}
-	for a := range cands {
+	for _, a := range sortedUnique(c.altCandidates(sv, 1)) {
 		ca := &c.calts[a]
 		d := &c.defects[ca.defect]
 		m := &d.Match[ca.alt]
