@@ -37,6 +37,8 @@ func TestParseVersion(t *testing.T) {
 		{in: "1.2.4.2", major: 1, minor: 2, patch: 4, branch: "1.2", str: "1.2.4"},
 		{in: "main DEBUG (build 1a2b3c4)", dev: "main", commit: "1a2b3c4", branch: "main", str: "main"},
 		{in: "master", dev: "master", branch: "master", str: "master"},
+		{in: "branch-3.2", dev: "branch-3.2", branch: "branch-3.2", str: "branch-3.2"},
+		{in: "selectdb-doris 2.0.3-rc04", major: 2, minor: 0, patch: 3, rc: 4, branch: "2.0", str: "2.0.3"},
 	}
 	for _, c := range cases {
 		v, err := ParseVersion(c.in)
@@ -408,6 +410,9 @@ func TestClassifyHandBuilt(t *testing.T) {
 	}
 	if !strings.Contains(v.Advice, "upgrade to 3.3.9") || v.CatalogRevision != "t1" || v.SignatureAlgorithm != "test-sig/1" || v.Version != "3.3.5" {
 		t.Errorf("advice %q revision %q algorithm %q version %q", v.Advice, v.CatalogRevision, v.SignatureAlgorithm, v.Version)
+	}
+	if got := v.Summary(); got != "scan path (segment-read); known defect SR-100-page-decoder, affected 3.3.0 - 3.3.8, fixed in 3.3.9: upgrade to 3.3.9 or later" {
+		t.Errorf("summary %q", got)
 	}
 	if len(v.Evidence) < 3 || !strings.Contains(strings.Join(v.Evidence, "\n"), "#1 starrocks::BinaryPlainPageDecoder::append_range") {
 		t.Errorf("evidence %q", v.Evidence)

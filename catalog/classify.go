@@ -68,6 +68,18 @@ type Verdict struct {
 	SignatureAlgorithm string `json:"signature_algorithm"`
 }
 
+// Summary is the one-line answer for an operator, e.g. "scan path
+// (segment-read); known defect SR-1-x: ... upgrade to 3.3.9 or later" or
+// "background path (vacuum); new: no known defect matches; closest is
+// SR-2-y at 0.71".
+func (v Verdict) Summary() string {
+	where := string(v.Path) + " path"
+	if v.Area != "" {
+		where += " (" + v.Area + ")"
+	}
+	return where + "; " + v.Advice
+}
+
 // DefectRef is the matched defect as shown in a Verdict.
 type DefectRef struct {
 	ID         string   `json:"id"`

@@ -93,7 +93,8 @@ func sameBranch(a, b Version) bool { return a.Major == b.Major && a.Minor == b.M
 //	2.1.6, 1.2.3, 0.13.15, 2.1 (patch taken as 0)
 //	3.3.19 RELEASE (build 5e6f7a8 distro ubuntu arch x86_64)
 //	3.3.5-6d81f75, 3.5.11-ee, v3.2.1
-//	main DEBUG (build 1a2b3c4), master
+//	main DEBUG (build 1a2b3c4), master, branch-3.2 (dev builds: no release number)
+//	selectdb-doris 2.0.3-rc04
 //
 // It looks at the first whitespace-separated word (after a `doris-` or
 // `StarRocks-` prefix); a build hash is taken from `(build …)` or
@@ -107,9 +108,13 @@ func ParseVersion(s string) (Version, error) {
 	if s == "" {
 		return v, fmt.Errorf("%w: empty", ErrVersion)
 	}
-	word := s
-	if i := strings.IndexAny(word, " \t"); i >= 0 {
-		word = word[:i]
+	fields := strings.Fields(s)
+	word := fields[0]
+	switch strings.ToLower(word) { // "selectdb-doris 2.0.3-rc04", "StarRocks 3.3.1"
+	case "doris", "apache-doris", "selectdb-doris", "starrocks", "version":
+		if len(fields) > 1 {
+			word = fields[1]
+		}
 	}
 	v.Commit = buildHash(s)
 	low := strings.ToLower(word)
@@ -122,8 +127,12 @@ func ParseVersion(s string) (Version, error) {
 	if i := strings.IndexByte(word, '('); i >= 0 { // doris-2.1.6-rc04(AVX2)
 		word, low = word[:i], low[:i]
 	}
-	switch low {
-	case "main", "master", "trunk", "dev", "head":
+	switch {
+	case low == "main" || low == "master" || low == "trunk" || low == "dev" || low == "head":
+		v.Dev = low
+		return v, nil
+	case strings.HasPrefix(low, "branch-") && len(low) > len("branch-"):
+		// a build of a release branch: the branch is known, the release is not
 		v.Dev = low
 		return v, nil
 	}
