@@ -1,12 +1,9 @@
 package symbolize
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,24 +13,10 @@ import (
 func exampleFiles(dir string, rels ...string) []string {
 	var out []string
 	for _, rel := range rels {
-		f, err := os.Open(filepath.Join(coreTestdata, rel))
+		p, err := gunzipFixture(dir, rel)
 		if err != nil {
 			panic(err)
 		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			panic(err)
-		}
-		p := filepath.Join(dir, strings.TrimSuffix(filepath.Base(rel), ".gz"))
-		w, err := os.Create(p)
-		if err != nil {
-			panic(err)
-		}
-		if _, err := io.Copy(w, zr); err != nil {
-			panic(err)
-		}
-		w.Close()
-		f.Close()
 		out = append(out, p)
 	}
 	return out

@@ -222,43 +222,26 @@ func (c *Core) attachFiles() {
 			}
 		}
 	}
-	// 1. build-id
-	for _, m := range c.Modules {
-		if m.IsVDSO || m.BuildID == "" {
-			continue
-		}
+	// match: the first unused given file and the first module without a
+	// file that satisfy ok get paired
+	match := func(ok func(m *CoreModule, o *openedELF) bool) {
 		for i, o := range given {
-			if !used[i] && o.buildID == m.BuildID {
-				used[i] = true
-				assign(m, o, true)
-				break
+			if used[i] {
+				continue
+			}
+			for _, m := range c.Modules {
+				if m.elf == nil && !m.IsVDSO && ok(m, o) {
+					used[i] = true
+					assign(m, o, true)
+					break
+				}
 			}
 		}
 	}
-	// 2. base name, 3. leftover = main executable
+	match(func(m *CoreModule, o *openedELF) bool { return m.BuildID != "" && o.buildID == m.BuildID })
+	match(func(m *CoreModule, o *openedELF) bool { return filepath.Base(m.Path) == filepath.Base(o.path) })
+	match(func(m *CoreModule, o *openedELF) bool { return m.IsMain })
 	for i, o := range given {
-		if used[i] {
-			continue
-		}
-		for _, m := range c.Modules {
-			if m.elf == nil && !m.IsVDSO && filepath.Base(m.Path) == filepath.Base(o.path) {
-				used[i] = true
-				assign(m, o, true)
-				break
-			}
-		}
-	}
-	for i, o := range given {
-		if used[i] {
-			continue
-		}
-		for _, m := range c.Modules {
-			if m.elf == nil && m.IsMain {
-				used[i] = true
-				assign(m, o, true)
-				break
-			}
-		}
 		if !used[i] {
 			c.note("binary %s matches no module of the core (build-id %s)", o.path, o.buildID)
 			o.f.Close()

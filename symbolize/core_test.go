@@ -33,33 +33,40 @@ func updateGolden() bool {
 
 const coreTestdata = "../testdata/core"
 
-// gunzipTo decompresses testdata/core/<rel>.gz into dir and returns the path.
-func gunzipTo(t testing.TB, dir, rel string) string {
-	t.Helper()
+// gunzipFixture decompresses testdata/core/<rel>.gz into dir (once) and
+// returns the path.
+func gunzipFixture(dir, rel string) (string, error) {
 	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(rel), ".gz"))
 	if _, err := os.Stat(out); err == nil {
-		return out
+		return out, nil
 	}
 	f, err := os.Open(filepath.Join(coreTestdata, rel))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	w, err := os.Create(out)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if _, err := io.Copy(w, zr); err != nil {
+		w.Close()
+		return "", err
+	}
+	return out, w.Close()
+}
+
+func gunzipTo(t testing.TB, dir, rel string) string {
+	t.Helper()
+	p, err := gunzipFixture(dir, rel)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return p
 }
 
 // coreCase is one committed core with the binary it was made with.

@@ -8,16 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/crashsig/crashsig/symbolize"
 )
-
-// coreFlagList is a repeatable string flag of `crashsig core`.
-type coreFlagList []string
-
-func (s *coreFlagList) String() string     { return strings.Join(*s, ",") }
-func (s *coreFlagList) Set(v string) error { *s = append(*s, v); return nil }
 
 // cmdCore implements `crashsig core CORE [--binary FILE]... [--debug-dir DIR]... [--json]`:
 // it reads an ELF core of a backend, unwinds every thread and prints them
@@ -26,7 +19,7 @@ func (s *coreFlagList) Set(v string) error { *s = append(*s, v); return nil }
 func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("core", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var bins, debugDirs coreFlagList
+	var bins, debugDirs stringList
 	fs.Var(&bins, "binary", "executable or shared library of the crashed process (repeatable; matched by build-id, then name; an unmatched one is the main executable)")
 	fs.Var(&debugDirs, "debug-dir", "debug root with .build-id/ or debuglink files (repeatable)")
 	sysroot := fs.String("sysroot", "", "prefix for the library paths recorded in the core (as gdb's set sysroot)")
