@@ -161,7 +161,7 @@ func TestAggregateGeneratedJstackParsed(t *testing.T) {
 		t.Errorf("patterns %q", got)
 	}
 	s := Generate(dump)
-	if s.Kind != "THREADS" || len(s.Frames) == 0 || s.Frames[0] != "jdk.internal.misc.Unsafe.park" {
+	if s.Kind != "THREADS" || len(s.Frames) == 0 || s.Frames[0] != "java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take" {
 		t.Errorf("thread dump signature %s", s.Key)
 	}
 }

@@ -86,18 +86,25 @@
 // dumps (keyed on the largest group of identical stacks, see Aggregate);
 // TERM(<signal>), LEAK, CRASH when nothing says more.
 //
-// # Frames per key: N = 3 (DefaultFrames)
+// # Frames per key: N = 4 (DefaultFrames)
 //
 // Measured on the 149 labelled incidents of testdata/corpus
 // (TestMeasureFrames): N=1 gives 143 keys and 4 keys that merge incidents
 // labelled as different defects (`SIGABRT | down_cast`,
-// `SIGSEGV-null | JNIEnv_::DeleteGlobalRef`, …); N=2 still merges one
-// pair; N=3 is the smallest N with no false merge (148 keys; the one
-// merge left is the labelled duplicate pair). Larger N changes nothing on
-// the corpus but only 93 of 149 incidents even have 3 usable frames (most
-// pasted dumps are cut short), and deeper frames are thread-pool and
-// scheduler frames that differ between the pipeline and non-pipeline
-// engines and between versions, which would split real duplicates.
+// `SIGSEGV-null | JNIEnv_::DeleteGlobalRef`, …); N=2 merges 2, N=3 still
+// merges one pair (StarRocks #6805 and #10529: the same CHECK in
+// Chunk::get_column_by_slot_id via ColumnRef::get_column/evaluate, reached
+// from a projection in one and from an IS NULL predicate in the other).
+// N=4 is the smallest N with no false merge (148 keys; the one merge left
+// is the labelled duplicate pair 030/031, which N=4 keeps together). N=5
+// and 6 change nothing on the corpus, while deeper frames are thread-pool
+// and scheduler frames that differ between the pipeline and non-pipeline
+// engines and between versions, which would split real duplicates. Only
+// 72 of the 149 incidents have 4 usable frames (most pasted dumps are cut
+// short): shorter keys are simply shorter.
+//
+// Consecutive repeats of one frame are keyed once (recursion, inlined
+// copies, and the twin lines of two threads dumping the same stack at once).
 //
 // # Unsymbolized frames
 //

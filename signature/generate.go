@@ -16,11 +16,11 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/2"
+const Algorithm = "crashsig-sig/3"
 
 // DefaultFrames is how many meaningful frames a key holds (see doc.go for
 // the measurement behind it).
-const DefaultFrames = 3
+const DefaultFrames = 4
 
 // Bounds of a signature.
 const (
@@ -290,7 +290,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 		return s
 	}
 	s.Kind = g.kind(c, t)
-	th := pickThread(c, t)
+	th := g.pickThread(c, t)
 	var frames []frameView
 	if th != nil {
 		frames = make([]frameView, len(th.Frames))
@@ -303,6 +303,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	}
 	kept, crashFrame, attrs := g.walk(frames, t)
 	s.CrashFrame = crashFrame
+	s.AppFrame = appFrame(kept, frames)
 	s.Attributes = append(s.Attributes, attrs...)
 	if c.Corrupted {
 		s.Attributes = append(s.Attributes, "corrupted")
@@ -325,16 +326,23 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 }
 
 // pickThread returns the thread to key: the crashing one, else the first.
-func pickThread(c *symbolize.Crash, t *tracer) *symbolize.Thread {
+func (g *Generator) pickThread(c *symbolize.Crash, t *tracer) *symbolize.Thread {
 	if th := c.CrashingThread(); th != nil {
 		t.add("thread: crashing thread " + threadLabel(th) + ", " + strconv.Itoa(len(th.Frames)) + " frames")
 		return th
 	}
 	if c.Kind == symbolize.KindThreadDump && len(c.Threads) > 0 {
-		groups := Aggregate(c.Threads)
-		rep := groups[0].Representative
+		groups := g.Aggregate(c.Threads)
+		pick := 0
+		for i := range groups {
+			if len(groups[i].Frames) > 0 {
+				pick = i
+				break
+			}
+		}
+		rep := groups[pick].Representative
 		t.add("thread dump of " + strconv.Itoa(len(c.Threads)) + " threads in " + strconv.Itoa(len(groups)) +
-			" groups: keying the largest group (" + strconv.Itoa(groups[0].Count) + " threads)")
+			" groups: keying the largest group with a stack (" + strconv.Itoa(groups[pick].Count) + " threads)")
 		for i := range c.Threads {
 			if i == rep {
 				return &c.Threads[i]
@@ -450,6 +458,10 @@ func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFra
 			}
 			continue
 		}
+		if len(kept) > 0 && kept[len(kept)-1] == f.name {
+			t.add(skipLine(f, "repeats the frame above (recursion or an inlined copy)"))
+			continue
+		}
 		kept = append(kept, f.name)
 		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name)
 	}
@@ -458,6 +470,38 @@ func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFra
 		t.add("no frame outside prefix rules: keying on the prefix frames")
 	}
 	return kept, crashFrame, attrs
+}
+
+// appNamespaces are the top-level namespaces of the backends' own code.
+var appNamespaces = [...]string{"doris::", "starrocks::", "doris_udf::", "starrocks_udf::"}
+
+func isAppFrame(name string) bool {
+	for _, p := range appNamespaces {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// appFrame is the first Doris/StarRocks frame: among the kept frames, else
+// the first one in the stack below them (the JNI caller of a crash inside
+// the JVM, the BE caller of a crash in a library), else "".
+func appFrame(kept []string, frames []frameView) string {
+	for _, k := range kept {
+		if isAppFrame(k) {
+			return k
+		}
+	}
+	for i := range frames {
+		if i == sentinelWindow*2 {
+			break
+		}
+		if n := frames[i].name; isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
+			return n
+		}
+	}
+	return ""
 }
 
 // sandwiched reports whether the unsymbolized frame i lies between

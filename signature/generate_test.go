@@ -51,7 +51,7 @@ func TestGenerateDorisJVMChain(t *testing.T) {
 	c := crash(symbolize.KindSignal, "SIGSEGV", frames)
 	c.HasFaultAddress, c.FaultAddress = true, 0x10
 	s := Generate(c)
-	want := "SIGSEGV-null | doris::vectorized::Block::clear_column_data | doris::vectorized::OrcReader::get_next_block_impl | doris::vectorized::OrcReader::get_next_block"
+	want := "SIGSEGV-null | doris::vectorized::Block::clear_column_data | doris::vectorized::OrcReader::get_next_block_impl | doris::vectorized::OrcReader::get_next_block | doris::vectorized::VFileScanner::_get_block_impl"
 	if s.Key != want {
 		t.Fatalf("key\n got %s\nwant %s\ntrace:\n%s", s.Key, want, strings.Join(s.Trace, "\n"))
 	}
@@ -61,7 +61,7 @@ func TestGenerateDorisJVMChain(t *testing.T) {
 	if s.CrashFrame != "doris::vectorized::Block::clear_column_data" {
 		t.Errorf("crash frame %q", s.CrashFrame)
 	}
-	for _, w := range []string{"sentinel 'jvm-signal-chain'", "signal trampoline", "kept    #4 doris::vectorized::Block::clear_column_data", "stopped after 3 frames"} {
+	for _, w := range []string{"sentinel 'jvm-signal-chain'", "signal trampoline", "kept    #4 doris::vectorized::Block::clear_column_data", "kept    #7 doris::vectorized::VFileScanner::_get_block_impl"} {
 		if !hasTrace(s, w) {
 			t.Errorf("trace lacks %q:\n%s", w, strings.Join(s.Trace, "\n"))
 		}
@@ -289,6 +289,18 @@ func TestGenerateBoundedAndDeterministic(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestGenerateRecursionCollapsed(t *testing.T) {
+	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::R::read()", "doris::R::read()", "doris::R::read()", "doris::S::scan()")))
+	if s.Key != "SIGSEGV | doris::R::read | doris::S::scan" || s.AppFrame != "doris::R::read" {
+		t.Errorf("key %s, app frame %q", s.Key, s.AppFrame)
+	}
+	// A crash inside the JVM: the app frame is the BE's JNI caller.
+	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("jni_CallVoidMethodV", "JNIEnv_::CallVoidMethod(_jobject*, _jmethodID*, ...)", "JavaCalls::call_helper", "void starrocks::JniScanner::do_close(starrocks::RuntimeState*)")))
+	if s.AppFrame != "starrocks::JniScanner::do_close" || s.Frames[0] != "jni_CallVoidMethodV" {
+		t.Errorf("app frame %q, key %s", s.AppFrame, s.Key)
+	}
 }
 
 func TestGeneratorFramesOption(t *testing.T) {

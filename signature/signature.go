@@ -20,6 +20,10 @@ type Signature struct {
 	// frame where the crash showed, e.g. memcpy even though the key skips
 	// it. Empty when there is none.
 	CrashFrame string `json:"crash_frame,omitempty"`
+	// AppFrame is the first Doris/StarRocks frame (doris::, starrocks::):
+	// the first such key frame, else the first below the key frames (the
+	// JNI caller of a crash inside the JVM). Empty when there is none.
+	AppFrame string `json:"app_frame,omitempty"`
 	// Attributes are facts kept beside the key that did not shape it
 	// (leaf=memcpy-family, suspected-heap-corruption).
 	Attributes []string `json:"attributes,omitempty"`
