@@ -227,9 +227,12 @@ func writeGolden(t testing.TB, rows []goldenRow) {
 	}
 }
 
-// TestGolden pins the key of every incident in testdata. When a key
-// changes, either the change was unintended, or signature.Algorithm must
-// be bumped and the golden file regenerated with -update.
+// TestGolden pins the key of every incident in testdata. Incidents are
+// compared per file, in order. When a file has as many incidents as before
+// and a key changed, the change is the signature's: either it was
+// unintended, or signature.Algorithm must be bumped and the golden file
+// regenerated with -update. When the number of incidents of a file
+// changed, the parser segments the input differently: review and -update.
 func TestGolden(t *testing.T) {
 	rows := corpusSignatures(t)
 	if *update {
@@ -240,42 +243,65 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./signature -run TestGolden -update)", err)
 	}
-	oldBy := map[string]goldenRow{}
+	byFile := func(rs []goldenRow) (map[string][]goldenRow, []string) {
+		m := map[string][]goldenRow{}
+		var files []string
+		for _, r := range rs {
+			if _, ok := m[r.file]; !ok {
+				files = append(files, r.file)
+			}
+			m[r.file] = append(m[r.file], r)
+		}
+		return m, files
+	}
+	oldBy, oldFiles := byFile(old)
+	newBy, newFiles := byFile(rows)
 	goldenAlg := ""
 	for _, r := range old {
-		oldBy[r.loc()] = r
 		goldenAlg = r.algorithm
 	}
-	var changed []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		seen[r.loc()] = true
-		o, ok := oldBy[r.loc()]
-		switch {
-		case !ok:
-			changed = append(changed, "new incident "+r.loc()+": "+r.key)
-		case o.key != r.key:
-			changed = append(changed, r.loc()+":\n    old: "+o.key+"\n    new: "+r.key)
-		case o.id != r.id:
-			changed = append(changed, r.loc()+": id "+o.id+" → "+r.id)
+	files := append([]string(nil), oldFiles...)
+	for _, f := range newFiles {
+		if _, ok := oldBy[f]; !ok {
+			files = append(files, f)
 		}
 	}
-	for _, o := range old {
-		if !seen[o.loc()] {
-			changed = append(changed, "incident gone "+o.loc()+": "+o.key)
+	sort.Strings(files)
+	var keyChanges, segChanges []string
+	for _, f := range files {
+		o, n := oldBy[f], newBy[f]
+		if len(o) != len(n) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s: %d incidents, was %d", f, len(n), len(o))
+			for _, r := range o {
+				fmt.Fprintf(&b, "\n    old %d: %s", r.line, r.key)
+			}
+			for _, r := range n {
+				fmt.Fprintf(&b, "\n    new %d: %s", r.line, r.key)
+			}
+			segChanges = append(segChanges, b.String())
+			continue
+		}
+		for i := range o {
+			if o[i].key != n[i].key || o[i].id != n[i].id {
+				keyChanges = append(keyChanges, n[i].loc()+":\n    old: "+o[i].key+"\n    new: "+n[i].key)
+			} else if o[i].line != n[i].line {
+				segChanges = append(segChanges, f+": incident moved from line "+strconv.Itoa(o[i].line)+" to "+strconv.Itoa(n[i].line)+" (same key)")
+			}
 		}
 	}
-	if len(changed) == 0 {
-		if goldenAlg != "" && goldenAlg != Algorithm {
-			t.Errorf("golden file is for %s, code is %s: regenerate with -update", goldenAlg, Algorithm)
-		}
-		return
+	switch {
+	case len(keyChanges) > 0 && goldenAlg == Algorithm:
+		t.Errorf("%d golden keys changed but signature.Algorithm is still %s: bump it (or undo the change), then run -update:\n%s",
+			len(keyChanges), Algorithm, strings.Join(keyChanges, "\n"))
+	case len(keyChanges) > 0:
+		t.Errorf("Algorithm is now %s (golden: %s); review and regenerate with -update:\n%s", Algorithm, goldenAlg, strings.Join(keyChanges, "\n"))
+	case goldenAlg != "" && goldenAlg != Algorithm:
+		t.Errorf("golden file is for %s, code is %s: regenerate with -update", goldenAlg, Algorithm)
 	}
-	if goldenAlg == Algorithm {
-		t.Errorf("%d golden signatures changed but signature.Algorithm is still %s: bump it (or undo the change), then run -update:\n%s",
-			len(changed), Algorithm, strings.Join(changed, "\n"))
-	} else {
-		t.Errorf("Algorithm is now %s (golden: %s); review and regenerate with -update:\n%s", Algorithm, goldenAlg, strings.Join(changed, "\n"))
+	if len(segChanges) > 0 {
+		t.Errorf("the parser now segments %d inputs differently (not a signature change): review and regenerate with -update:\n%s",
+			len(segChanges), strings.Join(segChanges, "\n"))
 	}
 }
 
