@@ -49,7 +49,7 @@ func FuzzOpenBinary(f *testing.F) {
 			pcs = append(pcs, a, a+b.syms.size[i]/2)
 		}
 		if b.dw != nil {
-			for i, c := range b.dw.cuIndex {
+			for i, c := range *b.dw.index.Load() {
 				if i >= 64 {
 					break
 				}

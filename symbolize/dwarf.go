@@ -1,12 +1,15 @@
 package symbolize
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DWARF constants used by the reader (DWARF 4 and 5, GNU extensions).
@@ -94,19 +97,28 @@ type dwData struct {
 	order                            binary.ByteOrder
 	info, abbrev, str, lineStr, line []byte
 	ranges, rnglists, addr, strOffs  []byte
-	units                            []*dwUnit // sorted by offset
-	cuIndex                          []cuRange // sorted by lo, non-overlapping use: last lo <= pc
-	abbrevMu                         sync.Mutex
-	abbrevs                          map[abbrevKey]*dwAbbrevTable
-	nameMu                           sync.RWMutex
-	names                            map[uint64]*funcName // by DIE offset
-	scopes                           map[uint64]string    // namespace of internal-linkage functions, by DIE offset
-	maxUnitLoads                     int
+	// units lists every unit, sorted by offset, once scanned is set;
+	// before that, known holds the units created on demand (unitMu).
+	units    []*dwUnit
+	scanned  atomic.Bool
+	scanOnce sync.Once
+	scanErr  error
+	unitMu   sync.Mutex
+	known    []*dwUnit
+	covered  map[uint64]bool           // units with .debug_aranges entries (read-only after open)
+	index    atomic.Pointer[[]cuRange] // sorted by lo
+	infoProg *progSection              // non-nil while .debug_info may still be inflating
+	bg       sync.WaitGroup            // the background scanAll
+	abbrevMu sync.Mutex
+	abbrevs  map[abbrevKey]*dwAbbrevTable
+	nameMu   sync.RWMutex
+	names    map[uint64]*funcName // by DIE offset
+	scopes   map[uint64]string    // namespace of internal-linkage functions, by DIE offset
 }
 
 type cuRange struct {
 	lo, hi uint64
-	unit   int32
+	unit   uint64 // .debug_info offset of the unit header
 }
 
 // dwUnit is one unit header of .debug_info plus, lazily, its CU DIE
@@ -189,7 +201,18 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 	// Compressed sections are inflated in parallel (the large ones
 	// dominate the open time of a -gz binary); mapped ones cost nothing.
 	var wg sync.WaitGroup
+	// .debug_info, the largest, is inflated progressively in the
+	// background: a lookup waits only for the prefix up to its unit.
+	if p, perr := img.startProgressive(".debug_info"); perr != nil {
+		return nil, perr
+	} else if p != nil {
+		d.infoProg = p
+		d.info = p.buf
+	}
 	for _, n := range names {
+		if n == ".debug_info" && d.infoProg != nil {
+			continue
+		}
 		if s := img.findSection(n); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug")) {
 			wg.Add(1)
 			go func() {
@@ -208,7 +231,9 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 		b, err = img.section(name)
 		return b
 	}
-	d.info = get(".debug_info")
+	if d.infoProg == nil {
+		d.info = get(".debug_info")
+	}
 	d.abbrev = get(".debug_abbrev")
 	d.str = get(".debug_str")
 	d.lineStr = get(".debug_line_str")
@@ -224,72 +249,191 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 	if len(d.info) == 0 {
 		return nil, ErrNoDebugInfo
 	}
-	if err := d.scanUnits(); err != nil {
-		return nil, err
-	}
 	d.buildIndex(aranges)
+	if d.infoProg == nil {
+		if err := d.scanAll(); err != nil {
+			return nil, err
+		}
+	} else {
+		// Index the units .debug_aranges misses once .debug_info is in.
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.scanAll()
+		}()
+	}
 	return d, nil
 }
 
-func (d *dwData) closeAll() {}
-
-// scanUnits walks the unit headers of .debug_info.
-func (d *dwData) scanUnits() error {
-	r := dwReader{b: d.info, order: d.order}
-	for r.pos < len(r.b) && !r.bad {
-		start := uint64(r.pos)
-		l, d64 := r.unitLength()
-		if r.bad {
-			break
-		}
-		body := uint64(r.pos)
-		if l > uint64(len(r.b))-body {
-			return fmt.Errorf("%w: unit at %#x: length %d past end of .debug_info", ErrBadDWARF, start, l)
-		}
-		end := body + l
-		u := &dwUnit{off: start, end: end, dwarf64: d64}
-		u.version = r.u16()
-		osz := 4
-		if d64 {
-			osz = 8
-		}
-		switch {
-		case u.version >= 2 && u.version <= 4:
-			u.abbrevOff = r.uN(osz)
-			u.addrSize = r.u8()
-			u.unitType = 1
-		case u.version == 5:
-			u.unitType = r.u8()
-			u.addrSize = r.u8()
-			u.abbrevOff = r.uN(osz)
-			switch u.unitType {
-			case 4, 5: // skeleton, split_compile: dwo_id
-				r.skip(8)
-			case 2, 6: // type, split_type: signature + type offset
-				r.skip(8)
-				r.skip(uint64(osz))
-			}
-		default:
-			// Unknown version: skip the unit.
-			r.pos = int(end)
-			continue
-		}
-		if r.bad || uint64(r.pos) > end {
-			return fmt.Errorf("%w: unit header at %#x", ErrBadDWARF, start)
-		}
-		u.dieOff = uint64(r.pos)
-		if u.addrSize != 4 && u.addrSize != 8 {
-			r.pos = int(end)
-			continue
-		}
-		d.units = append(d.units, u)
-		r.pos = int(end)
+// closeAll stops a background inflation before the file is unmapped.
+func (d *dwData) closeAll() {
+	if d.infoProg != nil {
+		d.infoProg.stop()
 	}
-	return nil
+	d.bg.Wait()
+}
+
+// parseUnitHeader decodes the unit header at start. It returns nil (and
+// the end of the unit, to skip it) for units this reader does not use,
+// and an error when the header is malformed.
+func (d *dwData) parseUnitHeader(start uint64) (*dwUnit, uint64, error) {
+	r := dwReader{b: d.info, pos: int(start), order: d.order}
+	l, d64 := r.unitLength()
+	if r.bad {
+		return nil, 0, fmt.Errorf("%w: unit at %#x: truncated length", ErrBadDWARF, start)
+	}
+	body := uint64(r.pos)
+	if l > uint64(len(r.b))-body {
+		return nil, 0, fmt.Errorf("%w: unit at %#x: length %d past end of .debug_info", ErrBadDWARF, start, l)
+	}
+	end := body + l
+	if !d.waitInfo(min(end, body+64)) {
+		return nil, 0, fmt.Errorf("%w: unit at %#x: .debug_info not available", ErrBadDWARF, start)
+	}
+	u := &dwUnit{off: start, end: end, dwarf64: d64}
+	u.version = r.u16()
+	osz := 4
+	if d64 {
+		osz = 8
+	}
+	switch {
+	case u.version >= 2 && u.version <= 4:
+		u.abbrevOff = r.uN(osz)
+		u.addrSize = r.u8()
+		u.unitType = 1
+	case u.version == 5:
+		u.unitType = r.u8()
+		u.addrSize = r.u8()
+		u.abbrevOff = r.uN(osz)
+		switch u.unitType {
+		case 4, 5: // skeleton, split_compile: dwo_id
+			r.skip(8)
+		case 2, 6: // type, split_type: signature + type offset
+			r.skip(8)
+			r.skip(uint64(osz))
+		}
+	default:
+		return nil, end, nil // unknown version: skip the unit
+	}
+	if r.bad || uint64(r.pos) > end {
+		return nil, 0, fmt.Errorf("%w: unit header at %#x", ErrBadDWARF, start)
+	}
+	u.dieOff = uint64(r.pos)
+	if u.addrSize != 4 && u.addrSize != 8 {
+		return nil, end, nil
+	}
+	return u, end, nil
+}
+
+// waitInfo waits until .debug_info is available up to offset n (it may
+// still be inflating in the background); false if it never will be.
+func (d *dwData) waitInfo(n uint64) bool {
+	if d.infoProg == nil {
+		return n <= uint64(len(d.info))
+	}
+	return d.infoProg.wait(n)
+}
+
+// scanAll walks every unit header of .debug_info once (waiting for all of
+// it), reusing the units already created on demand, and adds the ranges of
+// units .debug_aranges does not cover to the index.
+func (d *dwData) scanAll() error {
+	d.scanOnce.Do(func() {
+		if !d.waitInfo(uint64(len(d.info))) {
+			d.scanErr = fmt.Errorf("%w: .debug_info could not be inflated", ErrBadDWARF)
+			return
+		}
+		d.unitMu.Lock()
+		known := map[uint64]*dwUnit{}
+		for _, u := range d.known {
+			known[u.off] = u
+		}
+		d.unitMu.Unlock()
+		var units []*dwUnit
+		for pos := uint64(0); pos < uint64(len(d.info)); {
+			u, end, err := d.parseUnitHeader(pos)
+			if err != nil {
+				d.scanErr = err
+				break
+			}
+			if u != nil {
+				if k := known[u.off]; k != nil {
+					u = k
+				}
+				units = append(units, u)
+			}
+			pos = end
+		}
+		d.units = units
+		// Units without .debug_aranges entries: index their CU DIE ranges.
+		idx := append([]cuRange(nil), *d.index.Load()...)
+		added := false
+		for _, u := range units {
+			if d.covered[u.off] || u.unitType == 2 || u.unitType == 6 {
+				continue
+			}
+			if err := d.prepare(u); err != nil {
+				continue
+			}
+			if u.tag != dwTagCompileUnit && u.tag != dwTagPartialUnit && u.tag != dwTagSkeletonUnit {
+				continue
+			}
+			for _, rg := range d.cuDIERanges(u) {
+				idx = append(idx, cuRange{rg[0], rg[1], u.off})
+				added = true
+			}
+		}
+		if added {
+			slices.SortStableFunc(idx, func(a, b cuRange) int { return cmp.Compare(a.lo, b.lo) })
+			d.index.Store(&idx)
+		}
+		d.scanned.Store(true)
+	})
+	return d.scanErr
+}
+
+// unitByHeader returns the unit whose header is at off, creating it on
+// demand (before scanAll has run) so that a lookup only needs the part of
+// a compressed .debug_info up to its own unit.
+func (d *dwData) unitByHeader(off uint64) *dwUnit {
+	if d.scanned.Load() {
+		i := sort.Search(len(d.units), func(i int) bool { return d.units[i].off >= off })
+		if i < len(d.units) && d.units[i].off == off {
+			return d.units[i]
+		}
+		return nil
+	}
+	d.unitMu.Lock()
+	defer d.unitMu.Unlock()
+	for _, u := range d.known {
+		if u.off == off {
+			return u
+		}
+	}
+	if off >= uint64(len(d.info)) || !d.waitInfo(off+16) {
+		return nil
+	}
+	u, _, err := d.parseUnitHeader(off)
+	if err != nil || u == nil || !d.waitInfo(u.end) {
+		return nil
+	}
+	d.known = append(d.known, u)
+	return u
 }
 
 // unitAt returns the unit containing the .debug_info offset off.
 func (d *dwData) unitAt(off uint64) *dwUnit {
+	if !d.scanned.Load() {
+		d.unitMu.Lock()
+		for _, u := range d.known {
+			if u.dieOff <= off && off < u.end {
+				d.unitMu.Unlock()
+				return u
+			}
+		}
+		d.unitMu.Unlock()
+		d.scanAll()
+	}
 	i := sort.Search(len(d.units), func(i int) bool { return d.units[i].end > off })
 	if i < len(d.units) && d.units[i].dieOff <= off {
 		return d.units[i]
@@ -297,10 +441,11 @@ func (d *dwData) unitAt(off uint64) *dwUnit {
 	return nil
 }
 
-// buildIndex builds the address → unit index from .debug_aranges, and
-// from the CU DIE's ranges for units that aranges does not cover.
+// buildIndex builds the address → unit index from .debug_aranges; scanAll
+// adds the units it does not cover.
 func (d *dwData) buildIndex(aranges []byte) {
-	covered := map[uint64]bool{}
+	d.covered = map[uint64]bool{}
+	var idx []cuRange
 	r := dwReader{b: aranges, order: d.order}
 	for r.pos < len(r.b) && !r.bad {
 		l, d64 := r.unitLength()
@@ -318,12 +463,10 @@ func (d *dwData) buildIndex(aranges []byte) {
 		}
 		asz := int(r.u8())
 		ssz := int(r.u8())
-		ui := sort.Search(len(d.units), func(i int) bool { return d.units[i].off >= cuOff })
-		if ver != 2 || (asz != 4 && asz != 8) || ssz != 0 || ui >= len(d.units) || d.units[ui].off != cuOff {
+		if ver != 2 || (asz != 4 && asz != 8) || ssz != 0 || cuOff >= uint64(len(d.info)) {
 			r.pos = end
 			continue
 		}
-		u := d.units[ui]
 		// tuples are aligned to 2*address size from the start of the set
 		tup := 2 * asz
 		hdr := r.pos - (start - 4)
@@ -343,50 +486,45 @@ func (d *dwData) buildIndex(aranges []byte) {
 			if lo == 0 || ln == 0 || lo+ln < lo {
 				continue
 			}
-			d.cuIndex = append(d.cuIndex, cuRange{lo, lo + ln, int32(ui)})
+			idx = append(idx, cuRange{lo, lo + ln, cuOff})
 			any = true
 		}
 		if any {
-			covered[u.off] = true
+			d.covered[cuOff] = true
 		}
 		r.pos = end
 	}
-	for i, u := range d.units {
-		if covered[u.off] || u.unitType == 2 || u.unitType == 6 {
-			continue
-		}
-		if err := d.prepare(u); err != nil {
-			continue
-		}
-		if u.tag != dwTagCompileUnit && u.tag != dwTagPartialUnit && u.tag != dwTagSkeletonUnit {
-			continue
-		}
-		for _, rg := range d.cuDIERanges(u) {
-			d.cuIndex = append(d.cuIndex, cuRange{rg[0], rg[1], int32(i)})
-		}
-	}
-	sort.SliceStable(d.cuIndex, func(i, j int) bool { return d.cuIndex[i].lo < d.cuIndex[j].lo })
+	slices.SortStableFunc(idx, func(a, b cuRange) int { return cmp.Compare(a.lo, b.lo) })
+	d.index.Store(&idx)
 }
 
 // unitFor returns the unit whose ranges contain pc.
 func (d *dwData) unitFor(pc uint64) *dwUnit {
-	x := d.cuIndex
-	lo, hi := 0, len(x)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if x[h].lo <= pc {
-			lo = h + 1
-		} else {
-			hi = h
+	for {
+		x := *d.index.Load()
+		lo, hi := 0, len(x)
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			if x[h].lo <= pc {
+				lo = h + 1
+			} else {
+				hi = h
+			}
 		}
-	}
-	// Ranges may nest or overlap slightly; look back a few entries.
-	for i := lo - 1; i >= 0 && i >= lo-4; i-- {
-		if pc < x[i].hi {
-			return d.units[x[i].unit]
+		// Ranges may nest or overlap slightly; look back a few entries.
+		for i := lo - 1; i >= 0 && i >= lo-4; i-- {
+			if pc < x[i].hi {
+				if u := d.unitByHeader(x[i].unit); u != nil {
+					return u
+				}
+			}
 		}
+		if d.scanned.Load() {
+			return nil
+		}
+		// Not in .debug_aranges: the full scan indexes the other units.
+		d.scanAll()
 	}
-	return nil
 }
 
 // abbrevTable returns the parsed abbreviation table for u.

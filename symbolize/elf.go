@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 const defaultMaxSection = 8 << 30
@@ -200,6 +201,89 @@ func (m *elfImage) readSection(name string) (b []byte, err error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// progSection is a compressed section inflated by a background goroutine
+// into buf; readers wait for the prefix they need.
+type progSection struct {
+	buf     []byte
+	filled  atomic.Int64 // bytes of buf ready; written only by the inflater
+	mu      sync.Mutex
+	cond    *sync.Cond
+	done    bool
+	err     error
+	stopped atomic.Bool
+	exited  chan struct{}
+}
+
+// startProgressive starts inflating an SHF_COMPRESSED section in the
+// background. It returns nil (and no error) for a section that is absent
+// or stored uncompressed.
+func (m *elfImage) startProgressive(name string) (*progSection, error) {
+	s := m.f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED == 0 {
+		return nil, nil
+	}
+	if s.Offset > uint64(m.size) || s.FileSize > uint64(m.size)-s.Offset {
+		return nil, fmt.Errorf("%w: section %s lies outside the file", ErrBadDWARF, name)
+	}
+	if int64(s.Size) > m.maxSec || s.Size > 2048*s.FileSize+(1<<20) {
+		return nil, fmt.Errorf("%w: %s: %d bytes", ErrTooLarge, name, s.Size)
+	}
+	p := &progSection{buf: make([]byte, s.Size), exited: make(chan struct{})}
+	p.cond = sync.NewCond(&p.mu)
+	rd := s.Open()
+	go func() {
+		defer close(p.exited)
+		var err error
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%w: inflating %s: %v", ErrBadDWARF, name, r)
+			}
+			p.mu.Lock()
+			p.done, p.err = true, err
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}()
+		n := 0
+		for n < len(p.buf) && !p.stopped.Load() {
+			k, rerr := rd.Read(p.buf[n:min(n+1<<20, len(p.buf))])
+			n += k
+			p.filled.Store(int64(n))
+			p.mu.Lock()
+			p.cond.Broadcast()
+			p.mu.Unlock()
+			if rerr != nil {
+				if n < len(p.buf) {
+					err = fmt.Errorf("%w: inflating %s: %v", ErrBadDWARF, name, rerr)
+				}
+				return
+			}
+		}
+	}()
+	return p, nil
+}
+
+// wait blocks until buf[:n] is ready; false if it never will be.
+func (p *progSection) wait(n uint64) bool {
+	if n > uint64(len(p.buf)) {
+		return false
+	}
+	if uint64(p.filled.Load()) >= n {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for uint64(p.filled.Load()) < n && !p.done {
+		p.cond.Wait()
+	}
+	return uint64(p.filled.Load()) >= n
+}
+
+// stop ends the inflation (the file is about to be unmapped) and waits for it.
+func (p *progSection) stop() {
+	p.stopped.Store(true)
+	<-p.exited
 }
 
 // readZdebug decodes the legacy GNU ".zdebug" format: "ZLIB", 8-byte

@@ -16,10 +16,15 @@ Every tool gets the addresses on stdin, in batch mode, as exact addresses
 (no return-address adjustment, like llvm-symbolizer):
   crashsig   crashsig symbolize --exact --binary BIN          (demangled)
   llvm       llvm-symbolizer --inlining --demangle --obj=BIN
+  crashsig-raw / llvm-nd: the same without demangling (raw linkage names;
+             crashsig-raw prints llvm-symbolizer's format, so its output can
+             be compared byte for byte with llvm-nd's)
   addr2line  addr2line -f -i -C -e BIN
 Runs are interleaved round-robin under /usr/bin/time -v so that a shared
 machine's noise hits all tools alike; medians are printed as a markdown table:
-startup (1 PC), wall per list, steady PCs/s = 90,000/(T_100k - T_10k), peak RSS.
+startup (1 PC), wall per list, steady PCs/s = 90,000/(T_100k - T_10k), the
+same from CPU time (user+sys, steadier than wall time on a shared machine),
+peak RSS.
 Raw runs go to WORKDIR/crashsig-bench/runs.jsonl.
 """
 import argparse
@@ -37,7 +42,9 @@ INPUTS = ["pcs_1", "stacks", "pcs_10k", "pcs_100k"]
 def tools(crashsig):
     return {
         "crashsig": lambda b: [crashsig, "symbolize", "--exact", "--binary", b],
+        "crashsig-raw": lambda b: [crashsig, "symbolize", "--exact", "--raw", "--style", "llvm", "--binary", b],
         "llvm": lambda b: ["llvm-symbolizer", "--inlining", "--demangle", f"--obj={b}"],
+        "llvm-nd": lambda b: ["llvm-symbolizer", "--inlining", "--no-demangle", f"--obj={b}"],
         "addr2line": lambda b: ["addr2line", "-f", "-i", "-C", "-e", b],
     }
 
@@ -48,13 +55,16 @@ def run_one(cmd, inp, outp):
         p = subprocess.run(["/usr/bin/time", "-v"] + cmd, stdin=fi, stdout=fo,
                            stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
-    r = {"wall_s": wall, "rc": p.returncode}
+    r = {"wall_s": wall, "rc": p.returncode, "user_s": 0.0, "sys_s": 0.0}
     for line in p.stderr.splitlines():
         line = line.strip()
         if line.startswith("Maximum resident set size"):
             r["rss_mb"] = int(line.split(":")[1]) / 1024
         elif line.startswith("User time"):
             r["user_s"] = float(line.split(":")[1])
+        elif line.startswith("System time"):
+            r["sys_s"] = float(line.split(":")[1])
+    r["cpu_s"] = r["user_s"] + r["sys_s"]
     return r
 
 
@@ -103,16 +113,19 @@ def main():
     def m(t, v, i, f="wall_s"):
         rs = med.get((t, v, i))
         return statistics.median(x[f] for x in rs) if rs else None
-    print("| tool | binary | startup s (1 PC) | stacks 1.5k s | 10k s | 100k s | steady PCs/s | peak RSS MB (1 PC / 100k) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| tool | binary | startup s (1 PC) | stacks 1.5k s | 10k s | 100k s | steady PCs/s | CPU s 1 PC / stacks / 10k / 100k | CPU-steady PCs/s | peak RSS MB (1 PC / 100k) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for v in variants:
         for t in sel:
             s1, st, k10, k100 = (m(t, v, i) for i in INPUTS)
             steady = 90000 / (k100 - k10) if k10 and k100 and k100 > k10 else None
             r1, r100 = m(t, v, "pcs_1", "rss_mb"), m(t, v, "pcs_100k", "rss_mb")
+            cpu = [m(t, v, i, "cpu_s") for i in INPUTS]
+            csteady = 90000 / (cpu[3] - cpu[2]) if cpu[2] and cpu[3] and cpu[3] > cpu[2] else None
             f = lambda x, p=3: "–" if x is None else f"{x:.{p}f}"
             print(f"| {t} | {v} | {f(s1)} | {f(st)} | {f(k10)} | {f(k100)} | "
-                  f"{'–' if steady is None else f'{steady:,.0f}'} | {f(r1, 0)} / {f(r100, 0)} |")
+                  f"{'–' if steady is None else f'{steady:,.0f}'} | {' / '.join(f(c, 2) for c in cpu)} | "
+                  f"{'–' if csteady is None else f'{csteady:,.0f}'} | {f(r1, 0)} / {f(r100, 0)} |")
     return 0
 
 
