@@ -75,17 +75,22 @@ type coreCase struct {
 	signal    string
 	fault     Addr // 0: no fault address expected
 	cause     CrashCause
+	frame     string // a function the crashing thread must show
 }
 
+const readFrame = "starrocks::ParsedPageV1::read"
+
 var coreCases = []coreCase{
-	{"kern_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo},
-	{"kern_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSigInfo},
-	{"kernr_fp", "sim_fp", "SIGSEGV", 0, CauseDumpSignal},
-	{"kernk_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame},
-	{"kerna_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame},
-	{"kerna_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame},
-	{"gdb_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo},
-	{"gdba_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame},
+	{"kern_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo, readFrame},
+	{"kern_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSigInfo, readFrame},
+	{"kernr_fp", "sim_fp", "SIGSEGV", 0, CauseDumpSignal, readFrame},
+	{"kernk_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame, readFrame},
+	{"kerna_fp", "sim_fp", "SIGSEGV", 0x40, CauseSignalFrame, readFrame},
+	{"kerna_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame, readFrame},
+	// CHECK failure: abort() caught by a glog-style SIGABRT handler that kill()s
+	{"kernc_fp", "sim_fp", "SIGABRT", 0, CauseSignalFrame, "starrocks::check_failed"},
+	{"gdb_fp", "sim_fp", "SIGSEGV", 0x40, CauseSigInfo, readFrame},
+	{"gdba_nofp", "sim_nofp", "SIGSEGV", 0x40, CauseSignalFrame, readFrame},
 }
 
 // openTestCore opens a committed core with its binary and the committed
@@ -320,16 +325,16 @@ func TestCoreAgainstGDB(t *testing.T) {
 			if ct == nil || &cr.Threads[0] != ct {
 				t.Fatalf("crashing thread is not first")
 			}
-			// the faulting frame is ParsedPageV1::read (maybe under the handler frames)
+			// the faulting frame (maybe under the handler frames)
 			found := false
 			for _, f := range ct.Frames {
-				if strings.Contains(f.Name(), "starrocks::ParsedPageV1::read") {
+				if strings.Contains(f.Name(), cc.frame) {
 					found = true
 					break
 				}
 			}
 			if !found {
-				t.Errorf("crashing thread LWP %d has no ParsedPageV1::read frame", ct.ID)
+				t.Errorf("crashing thread LWP %d has no %s frame", ct.ID, cc.frame)
 			}
 			checkCoreGolden(t, cc.name, c, cr)
 		})

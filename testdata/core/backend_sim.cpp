@@ -9,6 +9,8 @@
 //        raise  handler re-raises with raise(): NT_SIGINFO becomes SI_TKILL
 //        kill   glog style: kill(getpid(), sig); another thread dumps the core
 //        abort  handler calls abort(): SIGABRT with __restore_rt on the stack
+//        check  a CHECK failure: the worker calls abort(); a glog-style handler
+//               on SIGABRT re-sends it with kill(), another thread dumps
 //   PARKED  extra idle threads (for the many-threads core), default 0
 //
 // Stacks are 128 KiB (pthread attr) to keep the cores small.
@@ -120,9 +122,15 @@ private:
 static pthread_mutex_t g_cv_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 
+__attribute__((noinline)) void check_failed(const char* expr) {
+    fprintf(stderr, "Check failed: %s\n", expr);
+    abort();
+}
+
 Status OlapScanner::get_next(Column* col) {
     if (_id == 0) {
         wait_all_ready();
+        if (strcmp(g_mode, "check") == 0) check_failed("num_rows == expected_rows");
         PageHeader* h = nullptr;
         static PageHeader null_page = {nullptr, 8};
         h = &null_page;
@@ -255,7 +263,7 @@ static void failure_signal_handler(int sig, siginfo_t*, void*) {
         abort();
     }
     signal(sig, SIG_DFL);
-    if (strcmp(g_mode, "kill") == 0) {
+    if (strcmp(g_mode, "kill") == 0 || strcmp(g_mode, "check") == 0) {
         kill(getpid(), sig); // glog: process-directed, another thread takes it
         sleep(5);            // the crashing thread stays inside the handler
         return;
@@ -272,6 +280,7 @@ int main(int argc, char** argv) {
         sa.sa_sigaction = failure_signal_handler;
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGSEGV, &sa, nullptr);
+        if (strcmp(g_mode, "check") == 0) sigaction(SIGABRT, &sa, nullptr);
     }
     g_expected = 2 + 1 + 1 + 1 + 1 + parked;
     for (int i = 0; i < parked; i++) spawn("parked", parked_main, nullptr);

@@ -42,6 +42,7 @@ core kern_fp sim_fp none
 core kernr_fp sim_fp raise
 core kernk_fp sim_fp kill
 core kerna_fp sim_fp abort
+core kernc_fp sim_fp check
 core kern_nofp sim_nofp none
 core kerna_nofp sim_nofp abort
 core gdb_fp sim_fp none gdb
