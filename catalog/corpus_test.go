@@ -409,3 +409,35 @@ var knownTestLogFailures = map[string]string{
 		"`doris::vectorized::PODArray, 15ul, 16ul>::operator[]` into `16ul::operator[]`, so the entry's second glob " +
 		"`*ProcessHashTableProbe*do_process*` has no frame to match",
 }
+
+var gdbFrameRE = regexp.MustCompile(`^#\d+\s+(?:0x[0-9a-f]+ in )?(.+?) \(`)
+
+// TestParserBlockedFilesWithWholeStacks backs the claim in CATALOG.md: with
+// the whole gdb backtrace (taken here straight from the `#N` lines after
+// `(gdb) bt`), the parser-blocked files land on their labelled path.
+func TestParserBlockedFilesWithWholeStacks(t *testing.T) {
+	c := defaultCatalog(t)
+	for _, rel := range parserBlocked {
+		b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, bt, ok := strings.Cut(string(b), "(gdb) bt")
+		if !ok {
+			t.Fatalf("%s: no (gdb) bt", rel)
+		}
+		th := symbolize.Thread{Crashed: true}
+		for _, line := range strings.Split(bt, "\n") {
+			if m := gdbFrameRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+				th.Frames = append(th.Frames, symbolize.Frame{Index: len(th.Frames), Function: m[1]})
+			}
+		}
+		if len(th.Frames) < 3 {
+			t.Fatalf("%s: only %d frames in the backtrace", rel, len(th.Frames))
+		}
+		v := c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{th}}, signature.Signature{})
+		if v.Path != PathBackground {
+			t.Errorf("%s with its whole stack: %s/%s, want background; %q", rel, v.Path, v.Area, v.Evidence)
+		}
+	}
+}
