@@ -275,6 +275,17 @@ func (in *incident) chooseThreads(p *parser) {
 			} else {
 				c.Threads = append(c.Threads, th)
 			}
+			// A group of threads with one stack: one Thread per id, all
+			// sharing the frames.
+			for _, id := range s.ids[min(1, len(s.ids)):] {
+				if len(c.Threads) >= p.opts.MaxThreads {
+					in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+					break
+				}
+				t := th
+				t.ID, t.Crashed = id, false
+				c.Threads = append(c.Threads, t)
+			}
 		}
 		if crashed >= 0 && c.TID == 0 {
 			c.TID = c.Threads[0].ID

@@ -59,6 +59,9 @@ const (
 	kDorisAPIStart
 	kDorisAPIThread
 	kBanner // startup version banner in be.INFO
+	kDiagGroup
+	kDiagFrame
+	kDiagEnd
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an

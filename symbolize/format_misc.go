@@ -34,3 +34,34 @@ var miscRules = []lineRule{
 	{id: "banner", kind: kBanner, contains: "version ",
 		re: mustCompile(`(?:^|\s)version ((?:doris-|palo-)?\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)*(?:\([A-Za-z0-9.]+\))?)(?: ([A-Z]+)(?: with [A-Z]+)? \(build ([^)]*)\))?\s*$`)},
 }
+
+// StarRocks all-threads dumps (F7.4) as the diagnose daemon logs them to
+// be.INFO: every line is a glog INFO line whose message starts with
+// `DIAGNOSE <id> - `, then a group header (`tid: 34593` or
+// `17 tids: 34600,34601,…`, threads with identical stacks grouped), frames
+// (`  %16p  symbol`) and a final `total N threads, …` summary.
+var (
+	diagPrefix = mustCompile(`^DIAGNOSE \d+ - ?`)
+	diagGroup  = mustCompile(`^(?:tid: (\d+)|(\d+) tids: ([\d,]+))\s*$`)
+	diagFrame  = mustCompile(`^\s*(0x[0-9a-f]+|\(nil\))  (.*)$`)
+	diagTotal  = mustCompile(`^total \d+ threads`)
+)
+
+// classifyDiagnose classifies the message of a DIAGNOSE glog line.
+func (p *parser) classifyDiagnose(msg string) (lineKind, []string) {
+	loc := diagPrefix.FindStringIndex(msg)
+	if loc == nil {
+		return kGlog, []string{msg, msg}
+	}
+	body := msg[loc[1]:]
+	if m := diagGroup.FindStringSubmatch(body); m != nil {
+		return kDiagGroup, m
+	}
+	if m := diagFrame.FindStringSubmatch(body); m != nil {
+		return kDiagFrame, m
+	}
+	if diagTotal.MatchString(body) {
+		return kDiagEnd, []string{body}
+	}
+	return kGlog, []string{msg, msg}
+}

@@ -41,11 +41,14 @@ func TestGolden(t *testing.T) {
 			for _, c := range cs {
 				c.Source = rel
 			}
-			got, err := json.MarshalIndent(cs, "", "  ")
-			if err != nil {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(cs); err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
+			got := buf.Bytes()
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)

@@ -24,6 +24,7 @@ const (
 	secGDB               // gdb/pstack threads
 	secJstack            // Java thread dump
 	secDorisAPI          // Doris /api/stack_trace
+	secDiag              // StarRocks DIAGNOSE all-threads dump
 	secDone              // dump complete: only trailing extras are accepted
 )
 
@@ -31,7 +32,8 @@ const (
 type stack struct {
 	origin string // "F1", "F2", "F3", "F6", "F5", "gdb", ...
 	th     Thread
-	prio   int // higher is a better source for the crashing thread
+	prio   int     // higher is a better source for the crashing thread
+	ids    []int64 // thread ids sharing this stack (StarRocks `N tids:` groups)
 }
 
 // incident is a Crash under construction.
@@ -150,6 +152,8 @@ func (in *incident) gapLimit() int {
 		return 60
 	case secHsErr, secJVM, secDorisAPI:
 		return 30
+	case secDiag:
+		return 10
 	case secDone:
 		return 2
 	}
@@ -283,6 +287,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			return false
 		}
 		in.fatal(m[1])
+		if tid, err := strconv.ParseInt(m[2], 10, 64); err == nil && tid > 0 && tid <= maxKernelTID {
+			c.TID = tid // glog ≤ 0.6 prints the kernel TID; 0.7 a pthread_t
+		}
 		in.used(ln)
 		return true
 
@@ -377,11 +384,10 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return true
 
 	case kMemLimit, kOOMKill, kShell, kInstrCheck, kMinidump:
-		kind := map[lineKind]string{kMemLimit: "memory-limit", kOOMKill: "oom-kill", kShell: "shell", kInstrCheck: "startup", kMinidump: "minidump"}[k]
-		if in.sec == secDone && k != kShell {
+		if in.sec == secDone && k != kShell || in.isThreadDump() {
 			return false
 		}
-		in.event(ln, kind, text)
+		in.event(ln, eventKind(k), text)
 		return true
 
 	case kAfterDump:
@@ -504,6 +510,55 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		in.sec = secDone
 		return true
 
+	case kDiagGroup:
+		if in.sec != secDiag {
+			if in.c.Kind != KindUnknown || in.hasSig {
+				return false
+			}
+			in.addFormat("F7")
+			c.Kind = KindThreadDump
+			c.Product = ProductStarRocks
+			in.sec = secDiag
+		}
+		s := in.newStack("diag", 0)
+		if m[1] != "" {
+			s.th.ID, _ = strconv.ParseInt(m[1], 10, 64)
+		} else {
+			for _, f := range strings.Split(m[3], ",") {
+				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+					s.ids = append(s.ids, id)
+				}
+			}
+			if n, _ := strconv.Atoi(m[2]); n > len(s.ids) {
+				in.note("group of %s threads lists %d ids", m[2], len(s.ids))
+			}
+			if len(s.ids) > 0 {
+				s.th.ID = s.ids[0]
+			}
+		}
+		in.used(ln)
+		return true
+
+	case kDiagFrame:
+		if in.sec == secDiag && in.cur != nil {
+			f := Frame{Index: len(in.cur.th.Frames), Raw: text}
+			if v, ok := parseHex(m[1]); ok {
+				f.PC = Addr(v)
+			}
+			p.setSymbol(&f, strings.TrimSpace(m[2]))
+			in.addFrame(p, f, ln)
+			return true
+		}
+		return false
+
+	case kDiagEnd:
+		if in.sec == secDiag {
+			in.sec = secDone
+			in.used(ln)
+			return true
+		}
+		return false
+
 	case kDorisAPIStart:
 		if in.c.Kind != KindUnknown || in.hasSig {
 			return false
@@ -582,6 +637,12 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				f.Index = len(in.cur.th.Frames)
 			}
 			in.addFrame(p, f, ln)
+			return true
+		}
+		if m := hsErrCurrent.FindStringSubmatch(text); m != nil && in.cur != nil {
+			in.cur.th.Name = m[1]
+			in.cur.th.ID, _ = strconv.ParseInt(m[2], 10, 64)
+			in.used(ln)
 			return true
 		}
 		if t := strings.TrimSpace(text); strings.HasPrefix(t, "siginfo: ") {
@@ -1052,3 +1113,10 @@ func openParens(s string) int {
 	}
 	return n
 }
+
+// maxKernelTID is the largest kernel thread id (pid_max on 64-bit Linux).
+const maxKernelTID = 1 << 22
+
+// hsErrCurrent reads the crashing thread of an hs_err file:
+// `Current thread (0x…):  JavaThread "Thread-12" [_thread_in_native, id=41890, stack(…)]`.
+var hsErrCurrent = mustCompile(`^Current thread \(0x[0-9a-f]+\):\s+\w+ "(.*)" \[\w+, id=(\d+)`)

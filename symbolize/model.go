@@ -160,9 +160,10 @@ type Crash struct {
 	SignalReason string `json:"signal_reason,omitempty"`
 	// FaultAddress is si_addr as printed; only meaningful for kernel
 	// generated signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL). HasFaultAddress
-	// says whether it was printed at all.
+	// says whether it was printed at all (fault_address is "0x0" both for a
+	// printed null address and for none).
 	FaultAddress    Addr `json:"fault_address"`
-	HasFaultAddress bool `json:"-"`
+	HasFaultAddress bool `json:"has_fault_address"`
 	// FaultPC is the faulting PC when the dump printed it separately (glog `PC: @`, kernel `ip`).
 	FaultPC Addr `json:"fault_pc,omitempty"`
 

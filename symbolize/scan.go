@@ -194,8 +194,37 @@ type parser struct {
 	cur    *incident
 	out    []*Crash
 	banner banner
-	// continuation of a hard-wrapped line is decided with the previous line.
-	prevLen int
+	// pending holds context events seen since the last incident.
+	pending []Event
+}
+
+// maxPendingEvents bounds the context lines kept for the next incident.
+const maxPendingEvents = 8
+
+func isContextEvent(k lineKind) bool {
+	return k == kMemLimit || k == kOOMKill || k == kShell || k == kInstrCheck || k == kMinidump
+}
+
+func eventKind(k lineKind) string {
+	switch k {
+	case kMemLimit:
+		return "memory-limit"
+	case kOOMKill:
+		return "oom-kill"
+	case kShell:
+		return "shell"
+	case kInstrCheck:
+		return "startup"
+	case kMinidump:
+		return "minidump"
+	}
+	return "other"
+}
+
+// hasMemoryLimit says whether a WARNING/ERROR glog message reports a
+// memory limit (F8.2): context for a crash that may follow.
+func hasMemoryLimit(msg string) bool {
+	return strings.Contains(msg, "MEM_LIMIT_EXCEEDED") || strings.Contains(msg, "Memory of process exceed limit") || strings.Contains(msg, "Mem usage has exceed the limit")
 }
 
 // banner is product/version information seen outside a dump (startup
@@ -260,7 +289,10 @@ func (p *parser) mayStart(s string) bool {
 		if sev == 'F' {
 			return true
 		}
-		return isBannerMsg(msg)
+		if sev != 'I' && hasMemoryLimit(msg) {
+			return true
+		}
+		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ")
 	}
 	return true
 }
@@ -271,6 +303,7 @@ func (p *parser) logical(ln lineInfo) {
 	if k == kStart {
 		p.closeCurrent("")
 		p.banner = banner{}
+		p.pending = p.pending[:0]
 		return
 	}
 	if k == kBanner {
@@ -278,6 +311,15 @@ func (p *parser) logical(ln lineInfo) {
 		if p.cur == nil {
 			return
 		}
+	}
+	if p.cur == nil && isContextEvent(k) {
+		// Memory-limit, OOM-kill and shell lines seen between incidents
+		// are context for the next incident of the same process lifetime.
+		p.pending = append(p.pending, Event{Line: ln.no, Kind: eventKind(k), Text: strings.TrimSpace(ln.text)})
+		if len(p.pending) > maxPendingEvents {
+			p.pending = p.pending[len(p.pending)-maxPendingEvents:]
+		}
+		return
 	}
 	if p.cur != nil {
 		if p.cur.accept(p, ln, k, m) {
@@ -287,6 +329,10 @@ func (p *parser) logical(ln lineInfo) {
 	}
 	if startsIncident(k, ln.text, p) {
 		p.cur = newIncident(p, ln)
+		if len(p.pending) > 0 {
+			p.cur.c.Events = append(p.cur.c.Events, p.pending...)
+			p.pending = p.pending[:0]
+		}
 		if !p.cur.accept(p, ln, k, m) {
 			p.cur = nil
 		}
@@ -299,9 +345,15 @@ func (p *parser) classify(s string) (lineKind, []string) {
 	if trimmed == "" {
 		return kBlank, nil
 	}
-	if sev, _, msg, ok := glogLine(trimmed); ok {
+	if sev, tid, msg, ok := glogLine(trimmed); ok {
 		if sev == 'F' {
-			return kFatal, []string{trimmed, msg}
+			return kFatal, []string{trimmed, msg, tid}
+		}
+		if strings.HasPrefix(msg, "DIAGNOSE ") {
+			return p.classifyDiagnose(msg)
+		}
+		if sev != 'I' && hasMemoryLimit(msg) {
+			return kMemLimit, []string{trimmed}
 		}
 		if isBannerMsg(msg) {
 			if r, m := allRules.match(msg, strings.TrimLeft(msg, " "), true); r != nil && r.kind == kBanner {
@@ -344,7 +396,7 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		kVersion, kFatal, kCheckHeader, kTerminate, kWhat, kJVMStart, kJVMOOM, kHsErrThread,
 		kJstackStart, kJavaThread, kAsanStart, kAsanDeadly, kTsanStart, kUbsanStart,
 		kGDBCore, kGDBTerminated, kGDBThread, kGDBCurrent, kJemalloc, kAssert, kKernelSegv, kKernelTrap,
-		kDorisAPIStart, kMinidump:
+		kDorisAPIStart, kMinidump, kDiagGroup:
 		return true
 	case kTcmalloc:
 		return strings.Contains(text, "Attempt to free invalid pointer") || strings.Contains(text, "allocation failed")
