@@ -339,7 +339,9 @@ func testLogs(t testing.TB) []string {
 func TestGolden(t *testing.T) {
 	c := defaultCatalog(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# catalog revision %s, signature algorithm %s\n", c.Revision(), signature.Algorithm)
+	// The signature algorithm is left out on purpose: a new algorithm that
+	// keeps every path, defect and status must not break this file.
+	fmt.Fprintf(&b, "# catalog revision %s\n", c.Revision())
 	b.WriteString("file\tincident\tline\tpath\tarea\tdefect\tstatus\n")
 	for _, rel := range testLogs(t) {
 		p := parseLog(t, rel)
