@@ -49,6 +49,10 @@ type CoreOptions struct {
 	// MaxFrames caps the frames unwound per thread (default 512); a longer
 	// stack is marked Truncated.
 	MaxFrames int
+	// MaxTotalFrames caps the frames of all threads together (default
+	// 2,000,000, about 200 MB once symbolized), so that a damaged or hostile
+	// core cannot make every thread walk a deep stack.
+	MaxTotalFrames int
 }
 
 func (o *CoreOptions) maxThreads() int {
@@ -56,6 +60,13 @@ func (o *CoreOptions) maxThreads() int {
 		return o.MaxThreads
 	}
 	return 100000
+}
+
+func (o *CoreOptions) maxTotalFrames() int {
+	if o.MaxTotalFrames > 0 {
+		return o.MaxTotalFrames
+	}
+	return 2000000
 }
 
 func (o *CoreOptions) maxFrames() int {

@@ -183,9 +183,15 @@ func TestCoreSynthetic(t *testing.T) {
 func TestCoreManyThreads(t *testing.T) {
 	const n = 5000
 	stack := make([]byte, 4096)
+	// every thread: a frame-pointer chain of 3 frames
+	le := binary.LittleEndian
+	le.PutUint64(stack[0x100:], 0x7ff000000200)
+	le.PutUint64(stack[0x108:], 0x400020)
+	le.PutUint64(stack[0x200:], 0)
+	le.PutUint64(stack[0x208:], 0x400030)
 	threads := make([]synthThread, n)
 	for i := range threads {
-		threads[i] = synthThread{tid: int32(1000 + i), rip: 0x400010, rsp: 0x7ff000000080}
+		threads[i] = synthThread{tid: int32(1000 + i), rip: 0x400010, rsp: 0x7ff000000080, bp: 0x7ff000000100}
 	}
 	b := buildCore(threads, []synthSeg{{vaddr: 0x400000, data: make([]byte, 4096), exec: true}, {vaddr: 0x7ff000000000, data: stack}})
 	start := time.Now()
@@ -215,6 +221,23 @@ func TestCoreManyThreads(t *testing.T) {
 		t.Errorf("%d threads", len(c2.Threads))
 	}
 	checkCoreInvariants(t, c2, CoreOptions{})
+	// a total frame budget of 3000: later threads keep one frame
+	c3, err := openBytes(t, b, CoreOptions{MaxTotalFrames: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	total := 0
+	for _, th := range c3.Threads {
+		total += len(th.Frames)
+		if len(th.Frames) == 0 {
+			t.Fatal("thread without frames")
+		}
+	}
+	// 1000 threads get their 3 frames, the other 4000 keep one
+	if total != 3000+(n-1000) || len(c2.Threads[0].Frames) != 3 {
+		t.Errorf("%d frames in all with a budget of 3000 (%d per thread without)", total, len(c2.Threads[0].Frames))
+	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("5000 synthetic threads took %v", d)
 	}

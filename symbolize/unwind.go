@@ -360,21 +360,33 @@ func (c *Core) decodeSigframe(sp uint64) (regSet, SignalFrame, error) {
 
 const maxSignalFrames = 16
 
-// unwindAll unwinds every thread (without symbolizing).
+// unwindAll unwinds every thread (without symbolizing). The frames of all
+// threads share a budget (CoreOptions.MaxTotalFrames); once it is spent the
+// remaining threads keep only their innermost frame.
 func (c *Core) unwindAll(ctx context.Context) error {
+	budget := c.opts.maxTotalFrames()
+	exhausted := 0
 	for _, t := range c.Threads {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c.unwind(t)
+		limit := min(c.opts.maxFrames(), budget)
+		if limit < 1 {
+			limit = 1
+			exhausted++
+		}
+		c.unwind(t, limit)
+		budget -= len(t.Frames)
+	}
+	if exhausted > 0 {
+		c.note("frame budget of %d exhausted: %d threads keep only their innermost frame", c.opts.maxTotalFrames(), exhausted)
 	}
 	return nil
 }
 
-func (c *Core) unwind(t *CoreThread) {
+func (c *Core) unwind(t *CoreThread, maxFrames int) {
 	regs := regsFromPrstatus(&t.regs)
 	exact, method := true, MethodContext
-	maxFrames := c.opts.maxFrames()
 	stop := func(reason string) {
 		t.Truncated, t.TruncatedReason = true, reason
 	}
