@@ -288,6 +288,7 @@ func (c *Core) Close() error {
 		}
 		if m.res != nil {
 			m.res.close()
+			m.res = nil
 		}
 	}
 	paths := make([]string, 0, len(c.fileFDs))
@@ -573,6 +574,7 @@ type memReader struct {
 	base uint64
 }
 
+// ReadAt implements io.ReaderAt; a short read returns io.EOF.
 func (m memReader) ReadAt(b []byte, off int64) (int, error) {
 	n, err := m.c.ReadMemory(b, m.base+uint64(off))
 	if err != nil && n < len(b) {

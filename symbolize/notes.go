@@ -156,7 +156,7 @@ func parsePrstatus(b []byte) (prstatus, bool) {
 type PsInfo struct {
 	PID  int32 `json:"pid"`
 	PPID int32 `json:"ppid"`
-	UID  uint32
+	UID  uint32 `json:"uid"`
 	// Fname is the kernel comm of the process (16 bytes at most).
 	Fname string `json:"fname"`
 	// Args is the start of the command line (80 bytes at most), arguments
