@@ -154,8 +154,8 @@ func parsePrstatus(b []byte) (prstatus, bool) {
 
 // PsInfo is the process description of NT_PRPSINFO.
 type PsInfo struct {
-	PID  int32 `json:"pid"`
-	PPID int32 `json:"ppid"`
+	PID  int32  `json:"pid"`
+	PPID int32  `json:"ppid"`
 	UID  uint32 `json:"uid"`
 	// Fname is the kernel comm of the process (16 bytes at most).
 	Fname string `json:"fname"`
