@@ -359,6 +359,8 @@ defects:
   - id: SR-103-threads
     product: starrocks
     title: "executor threads leak"
+    path: scan
+    area: jni-thread-leak
     match:
       - kind: "THREADS"
         threads:
@@ -530,6 +532,12 @@ func TestThreadDumpMatch(t *testing.T) {
 	if v.Defect == nil || v.Defect.ID != "SR-103-threads" || v.Status != StatusAffected {
 		t.Fatalf("thread dump: %+v", v)
 	}
+	if v.Path != PathScan || v.Area != "jni-thread-leak" {
+		t.Errorf("thread dump path from the defect: %s/%s", v.Path, v.Area)
+	}
+	if p, _ := c.PathOf(dump); p != PathUnknown {
+		t.Errorf("PathOf(thread dump) = %s", p)
+	}
 	dump.Threads = dump.Threads[:60] // too few threads
 	if v := c.Classify(dump, sig); v.Defect != nil {
 		t.Errorf("min_count ignored: %+v", v.Defect)
@@ -609,6 +617,19 @@ func TestClassifyDeterministic(t *testing.T) {
 		if b, _ := json.Marshal(c.Classify(p.crashes[0], p.sigs[0])); string(a) != string(b) {
 			t.Fatalf("not deterministic:\n%s\n%s", a, b)
 		}
+	}
+}
+
+func TestPathByKind(t *testing.T) {
+	c := testCat(t)
+	cr := crashOf(symbolize.ProductStarRocks, "", "", "starrocks::CompactionTask::run")
+	cr.Kind = symbolize.KindTermination
+	if v := c.Classify(cr, signature.Signature{}); v.Path != PathLifecycle || v.Area != "termination" {
+		t.Errorf("termination: %s/%s", v.Path, v.Area)
+	}
+	cr.Kind = symbolize.KindLeak
+	if p, a := c.PathOf(cr); p != PathLifecycle || a != "leak-report" {
+		t.Errorf("leak: %s/%s", p, a)
 	}
 }
 

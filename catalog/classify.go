@@ -229,10 +229,38 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 	}
 	v := Verdict{CatalogRevision: c.revision, SignatureAlgorithm: sig.Algorithm, Status: StatusNoKnownDefect}
 	sv := c.view(frames, sig)
-	c.decidePath(&v, crash, sv)
+	if !pathByKind(&v, crash) {
+		c.decidePath(&v, crash, sv)
+	}
 	groups := threadGroups(crash, sig)
 	c.decideDefect(&v, crash, sig, sv, groups)
+	if crash.Kind == symbolize.KindThreadDump && v.Defect != nil {
+		if d, ok := c.Defect(v.Defect.ID); ok && d.Path != "" {
+			v.Path, v.Area = d.Path, d.Area
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s: a thread dump has no crashing thread to place", d.Path, d.Area, d.ID))
+		}
+	}
 	return v
+}
+
+// pathByKind decides the path from the incident kind where frames cannot:
+// a termination dump (the process was told to stop), a leak report (printed
+// at exit) and a thread dump (no crashing thread). It reports whether it did.
+func pathByKind(v *Verdict, crash *symbolize.Crash) bool {
+	switch crash.Kind {
+	case symbolize.KindTermination:
+		v.Path, v.Area = PathLifecycle, "termination"
+		v.Evidence = append(v.Evidence, "path lifecycle/termination: a SIGTERM/SIGINT dump means the process was told to stop; its frames show where the thread was, not a fault")
+	case symbolize.KindLeak:
+		v.Path, v.Area = PathLifecycle, "leak-report"
+		v.Evidence = append(v.Evidence, "path lifecycle/leak-report: LeakSanitizer reports at process exit")
+	case symbolize.KindThreadDump:
+		v.Path, v.Area = PathUnknown, ""
+		v.Evidence = append(v.Evidence, "path unknown: a thread dump is diagnostics with no crashing thread (a matched defect may place it)")
+	default:
+		return false
+	}
+	return true
 }
 
 // PathOf returns the path and area of a crash without matching defects
@@ -244,7 +272,9 @@ func (c *Catalog) PathOf(crash *symbolize.Crash) (Path, string) {
 		return PathUnknown, ""
 	}
 	var v Verdict
-	c.decidePath(&v, crash, c.view(Frames(crash), signature.Signature{}))
+	if !pathByKind(&v, crash) {
+		c.decidePath(&v, crash, c.view(Frames(crash), signature.Signature{}))
+	}
 	return v.Path, v.Area
 }
 
