@@ -121,10 +121,10 @@ func TestCppfiltSideBySide(t *testing.T) {
 
 // benchCrashes parses every crash text under testdata once and returns
 // the crash incidents (threadDumps false) or the thread dumps.
-func benchCrashes(b *testing.B, threadDumps bool) []*symbolize.Crash {
+func benchCrashes(tb testing.TB, threadDumps bool) []*symbolize.Crash {
 	var cs []*symbolize.Crash
-	for _, f := range corpusFiles(b) {
-		for _, c := range parseTestdata(b, f) {
+	for _, f := range corpusFiles(tb) {
+		for _, c := range parseTestdata(tb, f) {
 			if (c.Kind == symbolize.KindThreadDump) == threadDumps {
 				cs = append(cs, c)
 			}

@@ -145,8 +145,9 @@
 //
 // # Performance
 //
-// See EVIDENCE.md: ≈ 258,000 signatures/s on one core from parsed
-// crashes (warm name cache), cached normalization ≈ 60 ns per name.
+// See EVIDENCE.md: ≈ 335,000 signatures per CPU-second from parsed
+// crashes (warm name cache), cached normalization 20–60 ns per name, ten
+// times faster than c++filt on a repeating name stream.
 // Generator and Normalizer are safe for concurrent use; their caches are
 // bounded (emptied when full).
 package signature

@@ -281,7 +281,7 @@ func isGlibc(m string) bool {
 // without usable frames gets an EMPTY or CORRUPTED key.
 func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	s := Signature{Algorithm: Algorithm}
-	t := &tracer{}
+	t := &tracer{lines: make([]string, 0, 16)}
 	if c == nil {
 		s.Kind = "EMPTY"
 		s.Key = "EMPTY: no crash"

@@ -178,3 +178,23 @@ func TestExtraRulesOverride(t *testing.T) {
 		t.Errorf("default generator changed: %v", r)
 	}
 }
+
+func TestReplaceRules(t *testing.T) {
+	// An empty, non-nil rule set replaces the defaults: nothing is skipped.
+	g, err := NewGenerator(Options{Rules: []Rule{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crash("signal", "SIGSEGV", fr("google::LogMessage::Fail()", "memcpy", "doris::A::a()"))
+	if s := g.Generate(c); s.Key != "SIGSEGV | google::LogMessage::Fail | memcpy | doris::A::a" {
+		t.Errorf("key %s", s.Key)
+	}
+	only, err := LoadRules(strings.NewReader("rules:\n  - id: glog\n    role: irrelevant\n    why: glog aborts after logging\n    prefixes: [\"google::\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ = NewGenerator(Options{Rules: only})
+	if s := g.Generate(c); s.Key != "SIGSEGV | memcpy | doris::A::a" {
+		t.Errorf("key %s", s.Key)
+	}
+}
