@@ -436,8 +436,13 @@ func (in *incident) decideKind() {
 	c := in.c
 	switch c.Kind {
 	case KindUnknown:
-		if c.Signal != "" {
+		switch {
+		case c.Signal != "":
 			c.Kind = KindSignal
+		case in.family == "F1" || in.family == "F2" || in.hasFormat("F2"):
+			// A signal dump whose header lines were cut off the paste.
+			c.Kind = KindSignal
+			in.note("signal dump without its signal line: the signal is unknown")
 		}
 	case KindAssert:
 		if c.SanitizerBug != "" {
