@@ -82,22 +82,22 @@ func (v Verdict) Summary() string {
 
 // DefectRef is the matched defect as shown in a Verdict.
 type DefectRef struct {
-	ID         string   `json:"id"`
-	Title      string   `json:"title"`
-	Links      []string `json:"links"`
-	Affected   []string `json:"affected,omitempty"`
-	Fixed      []string `json:"fixed,omitempty"`
-	Workaround string   `json:"workaround,omitempty"`
-	Confidence string   `json:"confidence,omitempty"`
+	ID         string   `json:"id"`                   // the defect id
+	Title      string   `json:"title"`                // one line
+	Links      []string `json:"links"`                // issues and PRs
+	Affected   []string `json:"affected,omitempty"`   // affected ranges as written
+	Fixed      []string `json:"fixed,omitempty"`      // first fixed versions
+	Workaround string   `json:"workaround,omitempty"` // free text
+	Confidence string   `json:"confidence,omitempty"` // high, medium, low
 	// Match is the index of the alternative that matched.
 	Match int `json:"match"`
 }
 
 // Similar is a near miss: a defect sharing frames with the crash.
 type Similar struct {
-	ID    string  `json:"id"`
-	Title string  `json:"title"`
-	Score float64 `json:"score"`
+	ID    string  `json:"id"`    // the defect id
+	Title string  `json:"title"` // its title
+	Score float64 `json:"score"` // signature.Similarity in [0,1], rounded to 0.01
 	// Shared lists the defect's frame globs found in the crash.
 	Shared []string `json:"shared"`
 }

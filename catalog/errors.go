@@ -30,11 +30,11 @@ var (
 // where (Field is a path such as `defects[3].match[0].frames[1]`); Err is
 // one of the sentinel errors above.
 type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-	Err   error
+	File  string // catalog file name
+	Line  int    // 1-based line, 0 when not known
+	Field string // field path, "" for the whole file
+	Msg   string // what is wrong
+	Err   error  // the sentinel (ErrUnknownField, ...) or an I/O error
 }
 
 // Error formats the problem as "file:line: field: message".

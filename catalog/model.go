@@ -35,10 +35,13 @@ func Paths() []Path {
 
 // PathRule puts crashes whose stack matches it on a path.
 type PathRule struct {
-	ID       string `json:"id"`
-	Path     Path   `json:"path"`
-	Area     string `json:"area"`
-	Priority int    `json:"priority"`
+	// ID names the rule (lower-case words joined by '-').
+	ID string `json:"id"`
+	// Path and Area are what the rule decides.
+	Path Path   `json:"path"`
+	Area string `json:"area"`
+	// Priority orders matching rules: higher wins.
+	Priority int `json:"priority"`
 	// Frames are globs; the rule holds at a frame of the crashing stack that
 	// matches one of them and satisfies Callers and NotCallers.
 	Frames []string `json:"frames,omitempty"`
@@ -53,34 +56,50 @@ type PathRule struct {
 	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
 	// for frames shared by a query and a background job.
 	NoQuery *PathTarget `json:"no_query,omitempty"`
-	Why     string      `json:"why"`
+	// Why says what the frames mean; it is quoted in the evidence.
+	Why string `json:"why"`
 
+	// File and Line say where the rule was defined.
 	File string `json:"-"`
 	Line int    `json:"-"`
 }
 
 // PathTarget is a path and area.
 type PathTarget struct {
-	Path Path   `json:"path"`
-	Area string `json:"area"`
+	Path Path   `json:"path"`           // the path
+	Area string `json:"area,omitempty"` // the area ("" keeps the rule's)
 }
 
 // Defect is one known defect of a product.
 type Defect struct {
-	ID         string   `json:"id"`
-	Product    string   `json:"product"`
-	Title      string   `json:"title"`
-	Path       Path     `json:"path,omitempty"`
-	Area       string   `json:"area,omitempty"`
-	Match      []Match  `json:"match"`
-	Affected   []string `json:"affected,omitempty"`
-	Fixed      []string `json:"fixed,omitempty"`
-	Links      []string `json:"links"`
-	Workaround string   `json:"workaround,omitempty"`
-	Confidence string   `json:"confidence,omitempty"`
-	Note       string   `json:"note,omitempty"`
-	Tests      []string `json:"tests,omitempty"`
+	// ID is <DORIS|SR>-<issue or PR number>-<slug>, unique in a catalog.
+	ID string `json:"id"`
+	// Product is "doris" or "starrocks"; a crash of the other product never matches.
+	Product string `json:"product"`
+	// Title is one line saying what goes wrong.
+	Title string `json:"title"`
+	// Path and Area are where the research places the defect (the path
+	// rules decide a verdict's path; a disagreement is noted in evidence).
+	Path Path   `json:"path,omitempty"`
+	Area string `json:"area,omitempty"`
+	// Match lists the alternatives; one holding is a match.
+	Match []Match `json:"match"`
+	// Affected are version ranges ("A - B", "X.Y.*", ">= A"), one branch each.
+	Affected []string `json:"affected,omitempty"`
+	// Fixed are the first fixed versions, one per branch that got the fix.
+	Fixed []string `json:"fixed,omitempty"`
+	// Links are the issue and PR URLs (at least one).
+	Links []string `json:"links"`
+	// Workaround is free text for operators.
+	Workaround string `json:"workaround,omitempty"`
+	// Confidence is high, medium or low.
+	Confidence string `json:"confidence,omitempty"`
+	// Note says how sure the entry is and why.
+	Note string `json:"note,omitempty"`
+	// Tests are repo-relative crash logs that must match the defect.
+	Tests []string `json:"tests,omitempty"`
 
+	// File and Line say where the defect was defined.
 	File string `json:"-"`
 	Line int    `json:"-"`
 
@@ -106,6 +125,7 @@ type Match struct {
 	// Threads is thread-dump evidence.
 	Threads *ThreadMatch `json:"threads,omitempty"`
 
+	// Line is where the alternative was defined.
 	Line int `json:"-"`
 
 	message *regexp.Regexp
@@ -124,18 +144,18 @@ type ThreadMatch struct {
 
 // Source is one file a catalog was loaded from.
 type Source struct {
-	File     string `json:"file"`
-	Schema   int    `json:"schema"`
-	Revision string `json:"revision"`
-	Rules    int    `json:"rules"`
-	Defects  int    `json:"defects"`
+	File     string `json:"file"`     // name the file was read under
+	Schema   int    `json:"schema"`   // its schema number
+	Revision string `json:"revision"` // its revision
+	Rules    int    `json:"rules"`    // how many path rules it has
+	Defects  int    `json:"defects"`  // how many defects it has
 }
 
 // File is one parsed catalog file.
 type File struct {
-	Name     string
-	Schema   int
-	Revision string
-	Rules    []PathRule
-	Defects  []Defect
+	Name     string     // the name given to Parse (used in errors)
+	Schema   int        // schema number (SchemaVersion)
+	Revision string     // the catalog revision the file belongs to
+	Rules    []PathRule // path rules, in file order
+	Defects  []Defect   // defects, in file order
 }

@@ -21,6 +21,7 @@ const maxVersionText = 512
 // edition (`3.5.11-ee`) or the short commit (`3.3.5-6d81f75`). Dev builds
 // (`main`, `master`, `trunk`) have no number and are never inside a range.
 type Version struct {
+	// Major, Minor and Patch are the release numbers (zero for a dev build).
 	Major, Minor, Patch int
 	// RC is the Doris release-candidate number (`-rc04` → 4); zero if none.
 	RC int `json:",omitempty"`
@@ -237,9 +238,13 @@ const (
 // Range is one affected range of a defect, on one release branch (or open
 // ended from a version on, for RangeFrom).
 type Range struct {
-	Kind     RangeKind
-	From, To Version // To is unset for RangeBranch and RangeFrom; From holds X.Y.0 for RangeBranch
-	Text     string
+	// Kind says how the range bounds versions.
+	Kind RangeKind
+	// From and To bound a RangeSpan; RangeFrom uses From only; RangeBranch
+	// holds X.Y.0 in From.
+	From, To Version
+	// Text is the range as written.
+	Text string
 }
 
 // ParseRange parses "A - B", "X.Y.*" or ">= A" with plain X.Y.Z versions.
