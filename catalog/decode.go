@@ -551,10 +551,10 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, callers, message, key, threads)", key)
 		}
 	})
-	if n.Kind == yaml.MappingNode && m.Kind == "" && len(m.Frames) == 0 && m.Message == "" && m.Key == "" && m.Threads == nil {
+	if n.Kind == yaml.MappingNode && m.Kind == "" && len(m.Frames) == 0 && len(m.Callers) == 0 && m.Message == "" && m.Key == "" && m.Threads == nil {
 		d.errf(n, field, ErrMissing, "an alternative needs at least one of kind, frames, message, key, threads")
 	}
-	if n.Kind == yaml.MappingNode && len(m.Frames) == 0 && m.Key == "" && m.Threads == nil && m.Message == "" {
+	if n.Kind == yaml.MappingNode && (m.Kind != "" || len(m.Callers) > 0) && len(m.Frames) == 0 && m.Key == "" && m.Threads == nil && m.Message == "" {
 		d.errf(n, field, ErrInvalid, "kind and callers alone would match far too much: add frames, message, key or threads")
 	}
 	return m
