@@ -36,6 +36,12 @@
 // demangled one, and both are the lambda's body. Hence
 // `starrocks::EvHttpServer::start::{lambda}` for every format.
 //
+// std::function's invoker `std::_Function_handler<Sig, F>::_M_invoke`
+// becomes F's name when F is a lambda (the compiler inlines the lambda's
+// body into the invoker): `starrocks::spill::RawSpillerWriter::flush::{lambda}`.
+// Other callables, and old glog's `std::_Function_handler<>::_M_invoke()`
+// that does not name F, stay the invoker, an irrelevant frame.
+//
 // Markdown damage of pasted dumps is repaired: `_gnu_cxx` → `__gnu_cxx`,
 // `std::_cxx11` → `std::__cxx11` (inside std/__gnu_cxx/__cxxabiv1 a
 // component `_lower` cannot exist), `_GI_raise` → `__GI_raise`. Java frames

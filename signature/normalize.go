@@ -304,7 +304,30 @@ func mangledParts(s string) (parts []string, ok bool) {
 	if w.bad || len(w.parts) == 0 {
 		return nil, false
 	}
+	if w.functor != "" {
+		if p := functorParts(w.parts, w.functor); p != nil {
+			return p, true
+		}
+	}
 	return w.parts, true
+}
+
+// functorParts: std::function's invoker `std::_Function_handler<Sig, F>::_M_invoke`
+// runs the stored callable F, and the compiler usually inlines F's body
+// into it, so when F is a lambda the frame is F's: the parts of F
+// (`starrocks::spill::RawSpillerWriter::flush::{lambda}`). Other
+// callables (std::_Bind, function pointers) leave the frame as it is. Old
+// glog prints `std::_Function_handler<>::_M_invoke()` without F; there the
+// frame stays the (irrelevant) invoker.
+func functorParts(parts []string, functor string) []string {
+	if len(parts) != 3 || parts[0] != "std" || parts[1] != "_Function_handler" || parts[2] != "_M_invoke" {
+		return nil
+	}
+	fp := textParts(functor)
+	if len(fp) < 2 || !isLambdaPart(fp[len(fp)-1]) && fp[len(fp)-1] != Lambda {
+		return nil
+	}
+	return fp
 }
 
 // mangledPrefix reads the leading nested name of a mangled name the
@@ -358,6 +381,9 @@ func mangledPrefix(s string) ([]string, bool) {
 type astWalker struct {
 	parts []string
 	bad   bool
+	// functor is the printed last template argument of
+	// std::_Function_handler (see functorParts).
+	functor string
 }
 
 const maxASTDepth = 64
@@ -380,6 +406,9 @@ func (w *astWalker) walk(a demangle.AST, depth int) {
 		w.walk(n.Name, depth+1)
 	case *demangle.Template:
 		w.walk(n.Name, depth+1)
+		if len(w.parts) == 2 && w.parts[0] == "std" && w.parts[1] == "_Function_handler" && len(n.Args) > 0 {
+			w.functor = demangle.ASTToString(n.Args[len(n.Args)-1], demangle.MaxLength(16))
+		}
 	case *demangle.TaggedName:
 		w.walk(n.Name, depth+1)
 	case *demangle.Name:
@@ -434,14 +463,39 @@ func isIdent(c byte) bool {
 func textParts(s string) []string {
 	t := tokenizer{s: s}
 	t.run()
+	if t.functor != "" {
+		if p := functorParts(t.parts, t.functor); p != nil {
+			return p
+		}
+	}
 	return t.parts
 }
 
+// lastTemplateArg returns the last top-level argument of a template
+// argument list (the text between `<` and `>`).
+func lastTemplateArg(args string) string {
+	depth, start := 0, 0
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case '<', '(', '{', '[':
+			depth++
+		case '>', ')', '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				start = i + 1
+			}
+		}
+	}
+	return strings.TrimSpace(args[start:])
+}
+
 type tokenizer struct {
-	s     string
-	i     int
-	parts []string
-	cur   strings.Builder
+	s       string
+	i       int
+	parts   []string
+	cur     strings.Builder
+	functor string // last template argument of std::_Function_handler
 }
 
 func (t *tokenizer) push() {
@@ -473,6 +527,9 @@ func (t *tokenizer) run() {
 			if !ok {
 				t.truncated()
 				return
+			}
+			if len(t.parts) == 1 && t.parts[0] == "std" && t.cur.String() == "_Function_handler" {
+				t.functor = lastTemplateArg(s[t.i+1 : end-1])
 			}
 			t.i = end
 		case c == '(':
