@@ -127,25 +127,44 @@ func (b *Bucketer) Buckets() []Bucket {
 
 // NearDuplicates returns pairs of buckets whose frame lists score at least
 // threshold by Similarity, best first (ties by IDs). Only the
-// MaxNearDuplicateBuckets most frequent buckets are compared.
+// MaxNearDuplicateBuckets most frequent buckets are compared, and only
+// pairs that share a frame (the others score 0). A threshold ≤ 0 is taken
+// as "share a frame".
 func NearDuplicates(buckets []Bucket, threshold float64) []NearDuplicate {
 	if len(buckets) > MaxNearDuplicateBuckets {
 		buckets = buckets[:MaxNearDuplicateBuckets]
 	}
+	byFrame := map[string][]int{}
+	for i := range buckets {
+		seen := map[string]bool{}
+		for _, f := range firstFrames(buckets[i].Frames) {
+			if !seen[f] {
+				seen[f] = true
+				byFrame[f] = append(byFrame[f], i)
+			}
+		}
+	}
 	var out []NearDuplicate
 	for i := range buckets {
-		for j := i + 1; j < len(buckets); j++ {
-			a, c := &buckets[i], &buckets[j]
-			if a.Key == c.Key {
-				continue
-			}
-			s := Similarity(a.Frames, c.Frames)
-			if s >= threshold {
-				x, y := a, c
-				if y.ID < x.ID {
-					x, y = y, x
+		done := map[int]bool{}
+		for _, f := range firstFrames(buckets[i].Frames) {
+			for _, j := range byFrame[f] {
+				if j <= i || done[j] {
+					continue
 				}
-				out = append(out, NearDuplicate{A: x.ID, B: y.ID, KeyA: x.Key, KeyB: y.Key, Score: s})
+				done[j] = true
+				a, c := &buckets[i], &buckets[j]
+				if a.Key == c.Key {
+					continue
+				}
+				s := Similarity(a.Frames, c.Frames)
+				if s > 0 && s >= threshold {
+					x, y := a, c
+					if y.ID < x.ID {
+						x, y = y, x
+					}
+					out = append(out, NearDuplicate{A: x.ID, B: y.ID, KeyA: x.Key, KeyB: y.Key, Score: s})
+				}
 			}
 		}
 	}
@@ -159,4 +178,12 @@ func NearDuplicates(buckets []Bucket, threshold float64) []NearDuplicate {
 		return out[i].B < out[j].B
 	})
 	return out
+}
+
+// firstFrames bounds the frames Similarity looks at.
+func firstFrames(f []string) []string {
+	if len(f) > maxSimilarityFrames {
+		return f[:maxSimilarityFrames]
+	}
+	return f
 }

@@ -783,6 +783,12 @@ func skipBalanced(s string, i int, open, close byte) (int, bool) {
 // finish applies the component rules shared by both readers: lambda forms,
 // closure call operators, Markdown repair.
 func finish(parts []string) string {
+	if len(parts) == 1 && parts[0] == "operator()" {
+		// gdb names a lambda's body by its DWARF name alone, a bare
+		// `operator() (__closure=…)`: the closure type has no name. A
+		// named functor would print its class.
+		return Lambda
+	}
 	out := make([]string, 0, len(parts))
 	for _, p := range parts {
 		for {

@@ -44,6 +44,9 @@ var normalizeCases = []struct{ in, want string }{
 	{"doris::OlapScanNode::transfer_thread (this=0x7f3a4c, state=0x7f3a00)", "doris::OlapScanNode::transfer_thread"},
 	{"doris::Foo::inlined_bar (x=<optimized out>, s=\"a(b\")", "doris::Foo::inlined_bar"},
 	{"raise ()", "raise"},
+	{"operator() (__closure=<optimized out>)", "{lambda}"},
+	{"operator()", "{lambda}"},
+	{"Functor::operator() (this=0x7f00, x=1)", "Functor::operator()"},
 	// Location tails of damaged frame lines, Markdown-damaged C names.
 	{"clone at ../sysdeps/unix/sysv/linux", "clone"},
 	{"start_thread in /lib64/libpthread.so.0", "start_thread"},
