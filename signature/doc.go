@@ -33,7 +33,9 @@
 // clang `$_0`, `'lambda'(…)`, mangled `UlvE_`. The closure's
 // `::operator()` (and GCC's `::_FUN` static invoker) after a lambda is
 // dropped: old glog prints the mangled call operator, newer builds the
-// demangled one, and both are the lambda's body. Hence
+// demangled one, and both are the lambda's body. gdb prints a lambda's
+// body as a bare `operator() (__closure=…)` (the closure type has no
+// name), which is {lambda} too. Hence
 // `starrocks::EvHttpServer::start::{lambda}` for every format.
 //
 // std::function's invoker `std::_Function_handler<Sig, F>::_M_invoke`
