@@ -669,7 +669,13 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			}
 		}
 		if f, ok := p.parseGDBFrame(text); ok {
-			if in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0) {
+			switch {
+			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "" && sameGDBFrame(in.cur.th.Frames[0], f):
+				// gdb prints the stop location (#0) when it loads the core,
+				// and the user then typed `bt`: the same thread again.
+				in.cur.th.Frames = in.cur.th.Frames[:0]
+				in.note("gdb printed frame #0 before `bt`: kept the backtrace")
+			case in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0):
 				in.newStack("gdb", 1)
 			}
 			in.addFrame(p, f, ln)
@@ -722,7 +728,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		return true
 	}
 	// Hard wrap inside a token: join to the previous frame line.
-	if k == kOther && len(in.prevText) >= 120 && ln.no == in.prevNo+1 && in.cur != nil && len(in.cur.th.Frames) > 0 && !strings.HasPrefix(text, " ") {
+	if k == kOther && len(in.prevText) >= 120 && ln.no == in.prevNo+1 && in.cur != nil && len(in.cur.th.Frames) > 0 && mayContinue(in.prevText, text) {
 		if in.rejoin(p, ln) {
 			return true
 		}
@@ -1120,3 +1126,22 @@ const maxKernelTID = 1 << 22
 // hsErrCurrent reads the crashing thread of an hs_err file:
 // `Current thread (0x…):  JavaThread "Thread-12" [_thread_in_native, id=41890, stack(…)]`.
 var hsErrCurrent = mustCompile(`^Current thread \(0x[0-9a-f]+\):\s+\w+ "(.*)" \[\w+, id=(\d+)`)
+
+// sameGDBFrame reports whether two gdb frame lines describe the same frame.
+func sameGDBFrame(a, b Frame) bool {
+	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
+}
+
+// mayContinue says whether next can be the rest of prev, hard-wrapped by a
+// chat tool at a fixed column: not when prev already ends in a complete
+// `file:line` location, and not for indented lines or gdb's echo of a
+// source line (`4701\t/path/file.h: No such file or directory.`).
+func mayContinue(prev, next string) bool {
+	if next == "" || next[0] == ' ' || next[0] == '\t' || strings.IndexByte(next, '\t') >= 0 {
+		return false
+	}
+	if c := strings.LastIndexByte(prev, ':'); c > 0 && c+1 < len(prev) && allDigits(prev[c+1:]) && strings.Contains(prev, " at ") {
+		return false
+	}
+	return true
+}
