@@ -3,6 +3,7 @@ package symbolize
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -46,7 +47,7 @@ func RecoverBias(b *Binary, frames []Frame) BiasEstimate {
 		return pickBias(direct, est, "module+offset")
 	}
 	votes := map[uint64]int{}
-	var idx *symNameIndex
+	cache := map[string][]int{}
 	for _, f := range frames {
 		name := f.Function
 		if f.Demangled != "" {
@@ -55,10 +56,7 @@ func RecoverBias(b *Binary, frames []Frame) BiasEstimate {
 		if f.PC == 0 || isPlaceholderName(name) || looksLikeAddress(name) {
 			continue
 		}
-		if idx == nil {
-			idx = b.symIndex()
-		}
-		cands := idx.find(b, name)
+		cands := b.symbolsNamed(name, cache)
 		if len(cands) == 0 {
 			continue
 		}
@@ -125,33 +123,87 @@ func pickBias(votes map[uint64]int, est BiasEstimate, source string) BiasEstimat
 	return est
 }
 
-// symNameIndex maps a function's qualified name without parameters
-// (`starrocks::ChunkSource::buffer_next_batch_chunks_blocking`) to symbol
-// indexes. It is built on first use by demangling the symbol table.
-type symNameIndex struct {
-	byKey map[string][]int
-}
-
-func (b *Binary) symIndex() *symNameIndex {
-	b.symIdxOnce.Do(func() {
-		idx := &symNameIndex{byKey: map[string][]int{}}
-		for i, n := range b.syms.name {
-			d, _ := b.dem.Demangle(n)
-			k := nameKey(d)
-			if k != "" {
-				idx.byKey[k] = append(idx.byKey[k], i)
-			}
-		}
-		b.symIdx = idx
-	})
-	return b.symIdx
-}
-
-func (x *symNameIndex) find(b *Binary, name string) []int {
+// symbolsNamed returns the indexes of the symbols whose demangled name
+// has the same key (nameKey) as name. To avoid demangling the whole
+// symbol table it first keeps the mangled names that contain the source
+// name of the last identifier (`33buffer_next_batch_chunks_blocking`),
+// or of the class for constructors, destructors, operators and lambdas.
+func (b *Binary) symbolsNamed(name string, cache map[string][]int) []int {
 	if IsMangled(name) {
 		name, _ = b.dem.Demangle(name)
 	}
-	return x.byKey[nameKey(name)]
+	key := nameKey(name)
+	if key == "" {
+		return nil
+	}
+	if c, ok := cache[key]; ok {
+		return c
+	}
+	var out []int
+	needle := mangledNeedle(key)
+	for i, n := range b.syms.name {
+		switch {
+		case n == key: // C or unmangled name
+			out = append(out, i)
+		case needle != "" && IsMangled(n) && strings.Contains(n, needle):
+			if d, _ := b.dem.Demangle(n); nameKey(d) == key {
+				out = append(out, i)
+			}
+		}
+	}
+	cache[key] = out
+	return out
+}
+
+// mangledNeedle returns "<len><identifier>" for the innermost identifier
+// of a qualified name key that a mangled name must contain, or "".
+func mangledNeedle(key string) string {
+	parts := splitQualified(key)
+	for i := len(parts) - 1; i >= 0; i-- {
+		id := parts[i]
+		if j := strings.IndexByte(id, '<'); j >= 0 {
+			id = id[:j]
+		}
+		id = strings.TrimSpace(id)
+		if id == "" || id[0] == '~' || id[0] == '{' || id[0] == '(' || strings.HasPrefix(id, "operator") ||
+			i > 0 && id == strings.SplitN(parts[i-1], "<", 2)[0] {
+			continue // destructor, lambda, anonymous namespace, operator, constructor
+		}
+		ok := true
+		for _, c := range id {
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return strconv.Itoa(len(id)) + id
+		}
+	}
+	return ""
+}
+
+// splitQualified splits a key at "::" outside template brackets.
+func splitQualified(s string) []string {
+	var parts []string
+	depth, last := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '(', '{':
+			depth++
+		case '>', ')', '}':
+			if depth > 0 {
+				depth--
+			}
+		case ':':
+			if depth == 0 && i+1 < len(s) && s[i+1] == ':' {
+				parts = append(parts, s[last:i])
+				last = i + 2
+				i++
+			}
+		}
+	}
+	return append(parts, s[last:])
 }
 
 // nameKey reduces a demangled function name to its qualified name: no

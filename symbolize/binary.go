@@ -98,13 +98,11 @@ type Binary struct {
 	dbgPath string
 	warns   []error
 
-	syms       symTable
-	dw         *dwData // nil when no DWARF
-	dem        *Demangler
-	closed     atomic.Bool
-	life       sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
-	symIdxOnce sync.Once
-	symIdx     *symNameIndex
+	syms   symTable
+	dw     *dwData // nil when no DWARF
+	dem    *Demangler
+	closed atomic.Bool
+	life   sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
 	// loadBase is the lowest PT_LOAD p_vaddr rounded down to a page.
 	loadBase uint64
 }

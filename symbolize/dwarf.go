@@ -190,9 +190,13 @@ func (t *dwAbbrevTable) get(code uint64) *dwAbbrev {
 }
 
 func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
+	var prog *progSection
 	defer func() {
 		if p := recover(); p != nil {
 			d, err = nil, fmt.Errorf("%w: %v", ErrBadDWARF, p)
+		}
+		if err != nil && prog != nil {
+			prog.stop() // the caller unmaps the file
 		}
 	}()
 	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}, names: map[uint64]*funcName{}, scopes: map[uint64]string{}}
@@ -206,8 +210,7 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 	if p, perr := img.startProgressive(".debug_info"); perr != nil {
 		return nil, perr
 	} else if p != nil {
-		d.infoProg = p
-		d.info = p.buf
+		d.infoProg, d.info, prog = p, p.buf, p
 	}
 	for _, n := range names {
 		if n == ".debug_info" && d.infoProg != nil {
