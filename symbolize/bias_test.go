@@ -7,7 +7,7 @@ func TestMangledNeedle(t *testing.T) {
 		"starrocks::ChunkSource::buffer_next_batch_chunks_blocking": "33buffer_next_batch_chunks_blocking",
 		"doris::segment_v2::SegmentIterator::_read_columns<int>":    "13_read_columns",
 		"starrocks::lake::TabletWriter::~TabletWriter":              "12TabletWriter",
-		"starrocks::lake::TabletWriter::TabletWriter":               "4lake",
+		"starrocks::lake::TabletWriter::TabletWriter":               "12TabletWriter",
 		"std::function<int (int)>::operator()":                      "8function",
 		"starrocks::(anonymous namespace)::anon_worker":             "11anon_worker",
 		"main":         "4main",
