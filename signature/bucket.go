@@ -18,8 +18,10 @@ const (
 
 // Location is where an incident was seen: input name and 1-based line.
 type Location struct {
+	// Source is the input name (Crash.Source).
 	Source string `json:"source"`
-	Line   int    `json:"line"`
+	// Line is the incident's first line (Crash.StartLine).
+	Line int `json:"line"`
 }
 
 // String returns source:line.
@@ -27,11 +29,13 @@ func (l Location) String() string { return l.Source + ":" + strconv.Itoa(l.Line)
 
 // Bucket is every incident that shares one signature key.
 type Bucket struct {
+	// Key, ID, Kind and Frames are those of the bucket's signature.
 	Key    string   `json:"key"`
 	ID     string   `json:"id"`
 	Kind   string   `json:"kind"`
 	Frames []string `json:"frames"`
-	Count  int      `json:"count"`
+	// Count is the number of incidents added with this key.
+	Count int `json:"count"`
 	// First and Last are the first and last incidents added (in Add order).
 	First Location `json:"first"`
 	Last  Location `json:"last"`
@@ -43,10 +47,13 @@ type Bucket struct {
 // NearDuplicate is a pair of buckets with different keys whose frames are
 // similar (see Similarity): probably the same defect.
 type NearDuplicate struct {
-	A     string  `json:"a"` // bucket ID
-	B     string  `json:"b"` // bucket ID
-	KeyA  string  `json:"key_a"`
-	KeyB  string  `json:"key_b"`
+	// A and B are the bucket IDs, A < B.
+	A string `json:"a"`
+	B string `json:"b"`
+	// KeyA and KeyB are their keys.
+	KeyA string `json:"key_a"`
+	KeyB string `json:"key_b"`
+	// Score is Similarity of their frames, in (0, 1].
 	Score float64 `json:"score"`
 }
 

@@ -60,3 +60,36 @@ func ExampleSimilarity() {
 	// Output:
 	// 0.76
 }
+
+func ExampleAggregate() {
+	parked := []symbolize.Frame{
+		{Function: "jdk.internal.misc.Unsafe.park(Native Method)", Java: true},
+		{Function: "java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take(ScheduledThreadPoolExecutor.java:1182)", Java: true},
+	}
+	var threads []symbolize.Thread
+	for i := 0; i < 1000; i++ {
+		threads = append(threads, symbolize.Thread{Name: fmt.Sprintf("sdk-ScheduledExecutor-%d-%d", i/4, i%4), Frames: parked})
+	}
+	threads = append(threads, symbolize.Thread{Name: "main", Frames: []symbolize.Frame{{Function: "java.lang.Object.wait(Native Method)", Java: true}}})
+	for _, g := range signature.Aggregate(threads) {
+		fmt.Println(g.Count, g.Frames[len(g.Frames)-1], g.NamePatterns)
+	}
+	// Output:
+	// 1000 java.util.concurrent.ScheduledThreadPoolExecutor$DelayedWorkQueue.take [sdk-ScheduledExecutor-<n>-<n>]
+	// 1 java.lang.Object.wait [main]
+}
+
+func ExampleBucketer() {
+	b := signature.NewBucketer(nil)
+	for i, f := range []string{"starrocks::HashJoiner::_probe()", "starrocks::HashJoiner::_probe()", "starrocks::Chunk::append()"} {
+		b.Add(&symbolize.Crash{Source: "be.out", StartLine: 10 * (i + 1), Kind: symbolize.KindSignal, Signal: "SIGSEGV",
+			Product: symbolize.ProductStarRocks, Version: "3.3.5",
+			Threads: []symbolize.Thread{{Crashed: true, Frames: []symbolize.Frame{{Function: f}}}}})
+	}
+	for _, bk := range b.Buckets() {
+		fmt.Println(bk.Count, bk.Key, bk.First, bk.Last, bk.Versions)
+	}
+	// Output:
+	// 2 SIGSEGV | starrocks::HashJoiner::_probe be.out:10 be.out:20 [3.3.5]
+	// 1 SIGSEGV | starrocks::Chunk::append be.out:30 be.out:30 [3.3.5]
+}
