@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -175,6 +177,44 @@ type goldenRow struct {
 	line      int
 	algorithm string
 	key, id   string
+	// parse fingerprints what the parser handed to the generator, so a
+	// changed key can be told apart: same parse → the signature changed;
+	// other parse → the parser changed.
+	parse string
+}
+
+// parseFingerprint hashes the fields of a crash that Generate reads.
+func parseFingerprint(c *symbolize.Crash) string {
+	type fr struct {
+		F, D, M, File string
+		O, PC         symbolize.Addr
+		HO, J         bool
+	}
+	type th struct {
+		N, S string
+		C, T bool
+		F    []fr
+	}
+	v := struct {
+		K                    symbolize.Kind
+		P                    symbolize.Product
+		Sig, Check, Msg, Exc string
+		San, Reason          string
+		FA                   symbolize.Addr
+		HFA, Corr            bool
+		T                    []th
+	}{K: c.Kind, P: c.Product, Sig: c.Signal, Check: c.CheckExpr, Msg: c.Message, Exc: c.ExceptionType,
+		San: c.SanitizerBug, Reason: c.CorruptedReason, FA: c.FaultAddress, HFA: c.HasFaultAddress, Corr: c.Corrupted}
+	for _, t := range c.Threads {
+		x := th{N: t.Name, S: t.State, C: t.Crashed, T: t.Truncated}
+		for _, f := range t.Frames {
+			x.F = append(x.F, fr{F: f.Function, D: f.Demangled, M: f.Module, File: f.File, O: f.Offset, PC: f.PC, HO: f.HasOffset, J: f.Java})
+		}
+		v.T = append(v.T, x)
+	}
+	b, _ := json.Marshal(v)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
 }
 
 func (r goldenRow) loc() string { return r.file + ":" + strconv.Itoa(r.line) }
@@ -185,7 +225,7 @@ func corpusSignatures(t testing.TB) []goldenRow {
 	for _, f := range corpusFiles(t) {
 		for _, c := range parseTestdata(t, f) {
 			s := Generate(c)
-			rows = append(rows, goldenRow{file: f, line: c.StartLine, algorithm: s.Algorithm, key: s.Key, id: s.ID})
+			rows = append(rows, goldenRow{file: f, line: c.StartLine, algorithm: s.Algorithm, key: s.Key, id: s.ID, parse: parseFingerprint(c)})
 		}
 	}
 	return rows
@@ -201,11 +241,11 @@ func readGolden(t testing.TB) (rows []goldenRow, err error) {
 			continue
 		}
 		f := strings.Split(ln, "\t")
-		if len(f) != 5 {
-			t.Fatalf("golden: bad line %q", ln)
+		if len(f) != 6 {
+			t.Fatalf("golden: bad line %q (want 6 fields; regenerate with -update)", ln)
 		}
 		n, _ := strconv.Atoi(f[1])
-		rows = append(rows, goldenRow{file: f[0], line: n, algorithm: f[2], key: f[3], id: f[4]})
+		rows = append(rows, goldenRow{file: f[0], line: n, algorithm: f[2], key: f[3], id: f[4], parse: f[5]})
 	}
 	return rows, nil
 }
@@ -215,9 +255,10 @@ func writeGolden(t testing.TB, rows []goldenRow) {
 	b.WriteString("# Golden signatures of every incident of every crash text under testdata/.\n")
 	b.WriteString("# Regenerate: go test ./signature -run TestGolden -update (review the diff).\n")
 	b.WriteString("# A key may only change together with signature.Algorithm.\n")
-	b.WriteString("# file\tstart_line\talgorithm\tkey\tid\n")
+	b.WriteString("# parse is a fingerprint of the parsed incident: a key that changes with its parse is a parser change.\n")
+	b.WriteString("# file\tstart_line\talgorithm\tkey\tid\tparse\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%d\t%s\t%s\t%s\n", r.file, r.line, r.algorithm, r.key, r.id)
+		fmt.Fprintf(&b, "%s\t%d\t%s\t%s\t%s\t%s\n", r.file, r.line, r.algorithm, r.key, r.id, r.parse)
 	}
 	if err := os.MkdirAll(filepath.Dir(goldenPath), 0o755); err != nil {
 		t.Fatal(err)
@@ -228,11 +269,11 @@ func writeGolden(t testing.TB, rows []goldenRow) {
 }
 
 // TestGolden pins the key of every incident in testdata. Incidents are
-// compared per file, in order. When a file has as many incidents as before
-// and a key changed, the change is the signature's: either it was
-// unintended, or signature.Algorithm must be bumped and the golden file
-// regenerated with -update. When the number of incidents of a file
-// changed, the parser segments the input differently: review and -update.
+// compared per file, in order. When a key changed while the parse of its
+// incident (parseFingerprint) did not, the change is the signature's:
+// either it was unintended, or signature.Algorithm must be bumped and the
+// golden file regenerated with -update. When the parse changed, or the
+// number of incidents of a file, the parser changed: review and -update.
 func TestGolden(t *testing.T) {
 	rows := corpusSignatures(t)
 	if *update {
@@ -283,9 +324,15 @@ func TestGolden(t *testing.T) {
 			continue
 		}
 		for i := range o {
-			if o[i].key != n[i].key || o[i].id != n[i].id {
+			changed := o[i].key != n[i].key || o[i].id != n[i].id
+			switch {
+			case changed && o[i].parse == n[i].parse:
 				keyChanges = append(keyChanges, n[i].loc()+":\n    old: "+o[i].key+"\n    new: "+n[i].key)
-			} else if o[i].line != n[i].line {
+			case changed:
+				segChanges = append(segChanges, n[i].loc()+": the parse changed:\n    old: "+o[i].key+"\n    new: "+n[i].key)
+			case o[i].parse != n[i].parse:
+				segChanges = append(segChanges, n[i].loc()+": the parse changed, the key did not")
+			case o[i].line != n[i].line:
 				segChanges = append(segChanges, f+": incident moved from line "+strconv.Itoa(o[i].line)+" to "+strconv.Itoa(n[i].line)+" (same key)")
 			}
 		}
@@ -300,7 +347,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("golden file is for %s, code is %s: regenerate with -update", goldenAlg, Algorithm)
 	}
 	if len(segChanges) > 0 {
-		t.Errorf("the parser now segments %d inputs differently (not a signature change): review and regenerate with -update:\n%s",
+		t.Errorf("the parser's output changed for %d incidents or files (not a signature change): review and regenerate with -update:\n%s",
 			len(segChanges), strings.Join(segChanges, "\n"))
 	}
 }

@@ -274,8 +274,8 @@ func readSigTSV(path string) (map[string]diffRow, []string, error) {
 			continue
 		}
 		p := strings.Split(t, "\t")
-		if len(p) != 5 {
-			return nil, nil, fmt.Errorf("%s:%d: want 5 tab-separated fields (file, line, algorithm, key, id), got %d", path, ln, len(p))
+		if len(p) < 5 {
+			return nil, nil, fmt.Errorf("%s:%d: want ≥ 5 tab-separated fields (file, line, algorithm, key, id), got %d", path, ln, len(p))
 		}
 		loc := p[0] + ":" + p[1]
 		if _, dup := rows[loc]; !dup {
