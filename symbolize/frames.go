@@ -190,19 +190,11 @@ func (p *parser) setSymbol(f *Frame, sym string) {
 //	#2 0x7f3a4c494ac2  (/lib/x86_64-linux-gnu/libc.so.6+0x94ac2) (BuildId: 6938…)
 //	#0 doris::Foo::set(long) /root/doris/be/src/foo.h:42:9 (doris_be+0x1a2b3c4)     (TSAN)
 func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
-	t := strings.TrimLeft(s, " \t")
-	if len(t) < 3 || t[0] != '#' || !isDigit(t[1]) {
+	idx, rest, ok := hashIndex(s)
+	if !ok {
 		return Frame{}, false
 	}
-	i := 1
-	for i < len(t) && isDigit(t[i]) {
-		i++
-	}
-	if i >= len(t) || t[i] != ' ' {
-		return Frame{}, false
-	}
-	f := Frame{Index: atoi(t[1:i]), Raw: s}
-	rest := strings.TrimLeft(t[i:], " ")
+	f := Frame{Index: idx, Raw: s}
 	if strings.HasPrefix(rest, "0x") {
 		sp := strings.IndexByte(rest, ' ')
 		a := rest
@@ -289,19 +281,11 @@ func splitFileLine(s string) (file string, line, col int, ok bool) {
 // them) unless it is frame 0; the signal boundary becomes a frame whose
 // Function is "<signal handler called>".
 func (p *parser) parseGDBFrame(s string) (Frame, bool) {
-	t := strings.TrimLeft(s, " \t")
-	if len(t) < 3 || t[0] != '#' || !isDigit(t[1]) {
+	idx, rest, ok := hashIndex(s)
+	if !ok {
 		return Frame{}, false
 	}
-	i := 1
-	for i < len(t) && isDigit(t[i]) {
-		i++
-	}
-	if i >= len(t) || t[i] != ' ' {
-		return Frame{}, false
-	}
-	f := Frame{Index: atoi(t[1:i]), Raw: s}
-	rest := strings.TrimLeft(t[i:], " ")
+	f := Frame{Index: idx, Raw: s}
 	hasAddr := false
 	if strings.HasPrefix(rest, "0x") {
 		if j := strings.Index(rest, " in "); j > 0 {
@@ -385,4 +369,21 @@ func parseJavaFrame(s string) (Frame, bool) {
 		f.File = loc
 	}
 	return f, true
+}
+
+// hashIndex splits the `#<n> ` frame number that sanitizer and gdb frames
+// start with from the rest of the line (leading blanks removed).
+func hashIndex(s string) (idx int, rest string, ok bool) {
+	t := strings.TrimLeft(s, " \t")
+	if len(t) < 3 || t[0] != '#' || !isDigit(t[1]) {
+		return 0, "", false
+	}
+	i := 1
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	if i >= len(t) || t[i] != ' ' {
+		return 0, "", false
+	}
+	return atoi(t[1:i]), strings.TrimLeft(t[i:], " "), true
 }

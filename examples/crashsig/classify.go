@@ -24,19 +24,13 @@ type record struct {
 	Symbolization  *symbolize.FramesReport `json:"symbolization,omitempty"`
 }
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (s *listFlag) String() string     { return strings.Join(*s, ",") }
-func (s *listFlag) Set(v string) error { *s = append(*s, v); return nil }
-
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines, one object per incident")
 	var sf signatureFlags
 	sf.register(fs)
-	var catalogs, binaries, debugDirs listFlag
+	var catalogs, binaries, debugDirs stringList
 	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
 	fs.Var(&binaries, "binary", "backend binary (or shared library) to symbolize frames and cores with (repeatable)")
 	fs.Var(&debugDirs, "debug-dir", "directory of separate debug files (.build-id/xx/rest.debug, debuglink) (repeatable)")
