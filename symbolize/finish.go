@@ -207,7 +207,7 @@ var hsErrSiginfo = mustCompile(`si_signo: \d+ \((SIG[A-Z]+)\), si_code: \d+ \(([
 
 // finish turns the incident into a Crash: it picks the crashing stack,
 // decides product and kind, and checks the result for damage.
-func (in *incident) finish(p *parser, _ string) *Crash {
+func (in *incident) finish(p *parser) *Crash {
 	c := in.c
 	if in.versionOnly {
 		return nil // a build line alone is not an incident

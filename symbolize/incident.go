@@ -167,7 +167,7 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 	if in.lines > p.opts.MaxIncidentLines {
 		in.c.Corrupted = true
 		in.c.CorruptedReason = fmt.Sprintf("incident longer than %d lines: cut", p.opts.MaxIncidentLines)
-		p.closeCurrent("")
+		p.closeCurrent()
 		return true
 	}
 	c := in.c
@@ -1077,15 +1077,9 @@ func (in *incident) kernel(k lineKind, m []string) {
 			c.FaultPC = Addr(v)
 		}
 		c.Message = "segfault at " + m[3] + " ip " + m[4] + " error " + m[6]
-		f := Frame{PC: c.FaultPC}
-		if m[7] != "" {
-			f.Module = m[7]
-			if base, ok := parseHex(m[8]); ok && uint64(c.FaultPC) >= base {
-				// The VMA start is not the load base for modern linkers (§7);
-				// keep the PC and the module, no offset.
-				_ = base
-			}
-		}
+		// The VMA start in `in starrocks_be[400000+9c35000]` is not the load
+		// base for modern linkers (§7): keep the PC and the module, no offset.
+		f := Frame{PC: c.FaultPC, Module: m[7]}
 		th.Frames = append(th.Frames, f)
 	} else {
 		switch m[3] {

@@ -2,7 +2,6 @@ package symbolize
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -301,7 +300,7 @@ func (p *parser) mayStart(s string) bool {
 func (p *parser) logical(ln lineInfo) {
 	k, m := p.classify(ln.text)
 	if k == kStart {
-		p.closeCurrent("")
+		p.closeCurrent()
 		p.banner = banner{}
 		p.pending = p.pending[:0]
 		return
@@ -325,7 +324,7 @@ func (p *parser) logical(ln lineInfo) {
 		if p.cur.accept(p, ln, k, m) {
 			return
 		}
-		p.closeCurrent("")
+		p.closeCurrent()
 	}
 	if startsIncident(k, ln.text, p) {
 		p.cur = newIncident(p, ln)
@@ -422,11 +421,11 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 }
 
 // closeCurrent finishes the open incident, if any.
-func (p *parser) closeCurrent(reason string) {
+func (p *parser) closeCurrent() {
 	if p.cur == nil {
 		return
 	}
-	if c := p.cur.finish(p, reason); c != nil {
+	if c := p.cur.finish(p); c != nil {
 		p.out = append(p.out, c)
 	}
 	p.cur = nil
@@ -437,16 +436,12 @@ func (p *parser) finish() []*Crash {
 	if p.cur != nil {
 		p.cur.eof = true
 	}
-	p.closeCurrent("")
+	p.closeCurrent()
 	out := p.out
 	p.out = nil
 	return out
 }
 
-// bytesHasPrefix is bytes.HasPrefix for a string prefix.
-func bytesHasPrefix(b []byte, prefix string) bool {
-	return len(b) >= len(prefix) && bytes.Equal(b[:len(prefix)], []byte(prefix))
-}
 
 // repairFirstPart handles a collapsed gdb paste that starts inside its first
 // frame (`0x… in f (…) at x.h:372 #1 <signal handler called> #2 …` or
