@@ -442,7 +442,6 @@ func (p *parser) finish() []*Crash {
 	return out
 }
 
-
 // repairFirstPart handles a collapsed gdb paste that starts inside its first
 // frame (`0x… in f (…) at x.h:372 #1 <signal handler called> #2 …` or
 // `f (this=…) at x.cpp:1 #1 0x… in g …`): the text before the first marker is
