@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -168,28 +169,40 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
-// bucketsOutput is the JSON of `buckets --json`.
+// bucketsOutput is the JSON of `buckets --json`: buckets grouped by the
+// catalog's path first, then by signature key.
 type bucketsOutput struct {
-	Algorithm      string                    `json:"algorithm"`
+	Algorithm       string        `json:"algorithm"`
+	CatalogRevision string        `json:"catalog_revision"`
+	Incidents       int           `json:"incidents"`
+	Paths           []pathBuckets `json:"paths"`
+}
+
+// pathBuckets is one path's buckets and their near duplicates.
+type pathBuckets struct {
+	Path           catalog.Path              `json:"path"`
 	Incidents      int                       `json:"incidents"`
 	Buckets        []signature.Bucket        `json:"buckets"`
 	NearDuplicates []signature.NearDuplicate `json:"near_duplicates"`
 }
 
-// cmdBuckets groups every incident of the inputs by signature key.
+// cmdBuckets groups every incident of the inputs by path (the catalog's
+// scan/query/load/background/lifecycle/unknown), then by signature key.
 func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buckets", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	threshold := fs.Float64("threshold", 0.8, "list bucket pairs whose frames score at least this similarity (0 disables)")
 	all := fs.Bool("all", false, "include thread dumps, terminations and leak reports (not crashes)")
+	var catalogs stringList
+	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
 	var sf signatureFlags
 	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] PATH...")
+		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... PATH...")
 		return 2
 	}
 	gen, err := sf.generator()
@@ -197,7 +210,13 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2
 	}
-	b := signature.NewBucketer(gen)
+	cat, err := loadCatalog(ctx, catalogs)
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return 2
+	}
+	byPath := map[catalog.Path]*signature.Bucketer{}
+	counts := map[catalog.Path]int{}
 	n := 0
 	err = eachCrash(ctx, fs.Args(), stdin, stderr, func(c *symbolize.Crash) error {
 		switch c.Kind {
@@ -207,16 +226,31 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			}
 		}
 		n++
-		b.Add(c)
+		sig := gen.Generate(c)
+		path := cat.Classify(c, sig).Path
+		b := byPath[path]
+		if b == nil {
+			b = signature.NewBucketer(gen)
+			byPath[path] = b
+		}
+		b.AddSignature(c, sig)
+		counts[path]++
 		return nil
 	})
 	if err != nil && ctx.Err() != nil {
 		return 1
 	}
-	bs := b.Buckets()
-	var nd []signature.NearDuplicate
-	if *threshold > 0 {
-		nd = signature.NearDuplicates(bs, *threshold)
+	out := bucketsOutput{Algorithm: signature.Algorithm, CatalogRevision: cat.Revision(), Incidents: n}
+	for _, path := range catalog.Paths() {
+		b := byPath[path]
+		if b == nil {
+			continue
+		}
+		pb := pathBuckets{Path: path, Incidents: counts[path], Buckets: b.Buckets()}
+		if *threshold > 0 {
+			pb.NearDuplicates = signature.NearDuplicates(pb.Buckets, *threshold)
+		}
+		out.Paths = append(out.Paths, pb)
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -224,26 +258,33 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if e := enc.Encode(bucketsOutput{Algorithm: signature.Algorithm, Incidents: n, Buckets: bs, NearDuplicates: nd}); e != nil {
+		if e := enc.Encode(out); e != nil {
 			return 1
 		}
 	} else {
-		fmt.Fprintf(w, "%d incidents in %d buckets (%s)\n\n", n, len(bs), signature.Algorithm)
-		for _, bk := range bs {
-			fmt.Fprintf(w, "%5d  %s  %s\n", bk.Count, bk.ID, bk.Key)
-			fmt.Fprintf(w, "       first %s  last %s", bk.First, bk.Last)
-			if len(bk.Products) > 0 {
-				fmt.Fprintf(w, "  %s", strings.Join(bk.Products, ","))
-			}
-			if len(bk.Versions) > 0 {
-				fmt.Fprintf(w, "  versions %s", clip(strings.Join(bk.Versions, ","), 120))
-			}
-			fmt.Fprintln(w)
+		buckets := 0
+		for _, pb := range out.Paths {
+			buckets += len(pb.Buckets)
 		}
-		if len(nd) > 0 {
-			fmt.Fprintf(w, "\nprobably the same (similarity ≥ %.2f):\n", *threshold)
-			for _, d := range nd {
-				fmt.Fprintf(w, "  %.2f  %s  %s\n        %s  %s\n", d.Score, d.A, d.KeyA, d.B, d.KeyB)
+		fmt.Fprintf(w, "%d incidents in %d buckets (%s, catalog %s)\n", n, buckets, signature.Algorithm, cat.Revision())
+		for _, pb := range out.Paths {
+			fmt.Fprintf(w, "\n== %s: %d incidents in %d buckets\n", pb.Path, pb.Incidents, len(pb.Buckets))
+			for _, bk := range pb.Buckets {
+				fmt.Fprintf(w, "%5d  %s  %s\n", bk.Count, bk.ID, bk.Key)
+				fmt.Fprintf(w, "       first %s  last %s", bk.First, bk.Last)
+				if len(bk.Products) > 0 {
+					fmt.Fprintf(w, "  %s", strings.Join(bk.Products, ","))
+				}
+				if len(bk.Versions) > 0 {
+					fmt.Fprintf(w, "  versions %s", clip(strings.Join(bk.Versions, ","), 120))
+				}
+				fmt.Fprintln(w)
+			}
+			if len(pb.NearDuplicates) > 0 {
+				fmt.Fprintf(w, "  probably the same (similarity ≥ %.2f):\n", *threshold)
+				for _, d := range pb.NearDuplicates {
+					fmt.Fprintf(w, "  %.2f  %s  %s\n        %s  %s\n", d.Score, d.A, d.KeyA, d.B, d.KeyB)
+				}
 			}
 		}
 	}
