@@ -16,7 +16,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/5"
+const Algorithm = "crashsig-sig/6"
 
 // DefaultFrames is how many meaningful frames a key holds (see doc.go for
 // the measurement behind it).

@@ -461,7 +461,7 @@ func isIdent(c byte) bool {
 // textParts reads an already-demangled (or plain) name. It is a single pass
 // over the top level of the text; bracketed groups are skipped as a whole.
 func textParts(s string) []string {
-	t := tokenizer{s: s}
+	t := tokenizer{s: repairEatenTemplates(s)}
 	t.run()
 	if t.functor != "" {
 		if p := functorParts(t.parts, t.functor); p != nil {
@@ -941,4 +941,93 @@ func (n *Normalizer) Normalize(name string) string {
 // NormalizeJava is the cached form of the package-level NormalizeJava.
 func (n *Normalizer) NormalizeJava(name string) string {
 	return n.c.get("\x00j"+name, func() string { return normalize(name, true) })
+}
+
+// repairEatenTemplates removes what is left of template argument lists
+// whose opening part Markdown or HTML rendering ate as a tag: pastes show
+// `doris::vectorized::PODArray, 15ul, 16ul>::operator[](long)` for
+// `PODArray<unsigned char, 4096ul, Allocator<…>, 15ul, 16ul>::operator[]`,
+// and `do_process >(…)` for `do_process<…> >(…)`. An unmatched `>` at the
+// top level ends the remnant; the remnant starts at the first `,` or blank
+// after the last `::` (or `(`) before it. `operator>`, `operator->` and
+// `operator>>` are not closers. Text without an unmatched `>` is returned
+// unchanged.
+func repairEatenTemplates(s string) string {
+	if strings.IndexByte(s, '>') < 0 {
+		return s
+	}
+	var b []byte
+	angle, paren := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '(':
+			paren++
+		case ')':
+			if paren > 0 {
+				paren--
+			}
+		case '<':
+			if !isOperatorChar(s, i) {
+				angle++
+			}
+		case '>':
+			if isOperatorChar(s, i) || (i > 0 && s[i-1] == '-') {
+				break
+			}
+			if angle > 0 {
+				angle--
+				break
+			}
+			if paren > 0 {
+				break // inside a parameter list: skipped whole anyway
+			}
+			if b == nil {
+				b = []byte(s)
+			}
+			start := remnantStart(string(b[:i]))
+			for k := start; k <= i; k++ {
+				b[k] = 0
+			}
+		}
+	}
+	if b == nil {
+		return s
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c != 0 {
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// isOperatorChar reports whether the `<` or `>` at i belongs to an
+// operator name (`operator<`, `operator<<=`, `operator>`, `operator>>`).
+func isOperatorChar(s string, i int) bool {
+	j := i
+	for j > 0 && (s[j-1] == '<' || s[j-1] == '>' || s[j-1] == '=') {
+		j--
+	}
+	return strings.HasSuffix(s[:j], "operator")
+}
+
+// remnantStart finds where the remnant of an eaten template argument list
+// that ends at len(prefix) begins: the first `,` or blank after the last
+// `::` or `(` of prefix (zero bytes, already removed, count as absent).
+func remnantStart(prefix string) int {
+	from := 0
+	if k := strings.LastIndex(prefix, "::"); k >= 0 {
+		from = k + 2
+	}
+	if k := strings.LastIndexByte(prefix, '('); k+1 > from {
+		from = k + 1
+	}
+	for k := from; k < len(prefix); k++ {
+		if prefix[k] == ',' || prefix[k] == ' ' {
+			return k
+		}
+	}
+	return len(prefix)
 }

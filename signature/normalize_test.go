@@ -81,6 +81,11 @@ var normalizeCases = []struct{ in, want string }{
 	{"_gnu_cxx::_verbose_terminate_handler()", "__gnu_cxx::__verbose_terminate_handler"},
 	{"std::_cxx11::basic_string<char>::_M_mutate()", "std::__cxx11::basic_string::_M_mutate"},
 	{"_cxxabiv1::_terminate(void (*)())", "__cxxabiv1::__terminate"},
+	// Template arguments eaten as an HTML tag (corpus doris/131).
+	{"doris::vectorized::PODArray, 15ul, 16ul>::operator[](long) const", "doris::vectorized::PODArray::operator[]"},
+	{"doris::Status doris::vectorized::ProcessHashTableProbe<2>::do_process >(doris::vectorized::SerializedHashTableContext&, doris::vectorized::PODArray, 15ul, 16ul> const*, bool)", "doris::vectorized::ProcessHashTableProbe::do_process"},
+	{"std::vector<int>::operator>>(int)", "std::vector::operator>>"},
+	{"foo::Bar::operator->() const", "foo::Bar::operator->"},
 	// Namespaces, destructors, thunks, HTML entities.
 	{"google::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)", "google::(anonymous namespace)::FailureSignalHandler"},
 	{"(anonymous namespace)::InvalidFree(void*)", "(anonymous namespace)::InvalidFree"},
