@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -140,13 +141,22 @@ func (b *Binary) symbolsNamed(name string, cache map[string][]int) []int {
 		return c
 	}
 	var out []int
-	needle := mangledNeedle(key)
-	for i, n := range b.syms.name {
+	if b.closed.Load() {
+		return nil
+	}
+	b.life.RLock()
+	defer b.life.RUnlock()
+	if b.closed.Load() {
+		return nil
+	}
+	needle := []byte(mangledNeedle(key))
+	for i := range b.syms.addr {
+		raw := b.syms.rawName(i)
 		switch {
-		case n == key: // C or unmangled name
+		case string(raw) == key: // C or unmangled name
 			out = append(out, i)
-		case needle != "" && IsMangled(n) && strings.Contains(n, needle):
-			if d, _ := b.dem.Demangle(n); nameKey(d) == key {
+		case len(needle) > 0 && len(raw) > 2 && raw[0] == '_' && raw[1] == 'Z' && bytes.Contains(raw, needle):
+			if d, _ := b.dem.Demangle(b.syms.nameAt(i)); nameKey(d) == key {
 				out = append(out, i)
 			}
 		}

@@ -282,8 +282,8 @@ func equalLocs(a, b []Location) bool {
 // symAddr returns the address of the symbol called name.
 func symAddr(t testing.TB, b *Binary, name string) uint64 {
 	t.Helper()
-	for i, n := range b.syms.name {
-		if n == name {
+	for i := range b.syms.addr {
+		if b.syms.nameAt(i) == name {
 			return b.syms.addr[i]
 		}
 	}

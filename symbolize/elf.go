@@ -499,11 +499,30 @@ func locateDebugFile(path string, img *elfImage, opts BinaryOptions) (*elfImage,
 
 // symTable is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC
 // and STT_OBJECT symbols, sorted by (address, size), one per address (the
-// last, i.e. largest), names as substrings of one copy of the string table.
+// last, i.e. largest). Names stay in the string table (mapped) and are
+// copied into Go strings on first use, so opening a binary with a large
+// .strtab does not copy it.
 type symTable struct {
-	addr []uint64
-	size []uint64
-	name []string
+	addr    []uint64
+	size    []uint64
+	nameOff []uint32
+	strtab  []byte
+	names   []atomic.Pointer[string]
+}
+
+// rawName returns the name of symbol i as bytes of the string table.
+func (t *symTable) rawName(i int) []byte {
+	return cstrAt(t.strtab, uint64(t.nameOff[i]))
+}
+
+// nameAt returns the name of symbol i (copied once, then cached).
+func (t *symTable) nameAt(i int) string {
+	if p := t.names[i].Load(); p != nil {
+		return *p
+	}
+	s := string(t.rawName(i))
+	t.names[i].Store(&s)
+	return s
 }
 
 func loadSymbols(main, debug *elfImage) symTable {
@@ -540,7 +559,6 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	if err != nil {
 		return t, false
 	}
-	strs := string(strRaw) // one copy: names stay valid after Close
 	type ent struct {
 		addr, size uint64
 		name       uint32
@@ -569,7 +587,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 		if (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
 			continue
 		}
-		if int(e0.name) >= len(strs) {
+		if int(e0.name) >= len(strRaw) {
 			continue
 		}
 		e0.idx = int32(len(ents))
@@ -595,14 +613,11 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	ents = ents[:k]
 	t.addr = make([]uint64, k)
 	t.size = make([]uint64, k)
-	t.name = make([]string, k)
+	t.nameOff = make([]uint32, k)
+	t.names = make([]atomic.Pointer[string], k)
+	t.strtab = strRaw
 	for i, e := range ents {
-		t.addr[i], t.size[i] = e.addr, e.size
-		nm := strs[e.name:]
-		if j := strings.IndexByte(nm, 0); j >= 0 {
-			nm = nm[:j]
-		}
-		t.name[i] = nm
+		t.addr[i], t.size[i], t.nameOff[i] = e.addr, e.size, e.name
 	}
 	return t, k > 0
 }

@@ -63,7 +63,7 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	var symName string
 	var symOff uint64
 	if si := b.syms.find(pc); si >= 0 {
-		symName, symOff = b.syms.name[si], pc-b.syms.addr[si]
+		symName, symOff = b.syms.nameAt(si), pc-b.syms.addr[si]
 	}
 	start := len(dst)
 	if b.dw != nil {
