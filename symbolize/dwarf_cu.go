@@ -54,7 +54,30 @@ type cuTables struct {
 // funcName is the resolved name of a subprogram DIE: the raw linkage name
 // (or DW_AT_name when there is none) and its demangled form.
 type funcName struct {
-	raw, pretty string
+	raw    string
+	scoped string                 // namespace-qualified DW_AT_name of an internal function, else ""
+	pretty atomic.Pointer[string] // demangled form, computed on first use
+}
+
+// demangled returns the name as Location.Function shows it.
+func (f *funcName) demangled(dem *Demangler) string {
+	if p := f.pretty.Load(); p != nil {
+		return *p
+	}
+	s := f.scoped
+	if s == "" {
+		s, _ = dem.Demangle(f.raw)
+	}
+	f.pretty.Store(&s)
+	return s
+}
+
+// undemangled is Location.Function under LookupOptions.NoDemangle.
+func (f *funcName) undemangled() string {
+	if f.scoped != "" {
+		return f.scoped
+	}
+	return f.raw
 }
 
 // tables returns u's parsed tables, building them on first use.

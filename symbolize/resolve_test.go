@@ -312,3 +312,22 @@ func dumpLLVMText(locs []Location) string {
 	w.Flush()
 	return sb.String()
 }
+
+func TestLookupNoDemangle(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	for _, pc := range testPCs(b)[:500] {
+		d, _ := b.Lookup(pc, LookupOptions{Exact: true})
+		r, _ := b.Lookup(pc, LookupOptions{Exact: true, NoDemangle: true})
+		if len(d) != len(r) {
+			t.Fatalf("%#x: %d vs %d frames", pc, len(d), len(r))
+		}
+		for i := range d {
+			if r[i].Linkage != d[i].Linkage || r[i].File != d[i].File || r[i].Line != d[i].Line {
+				t.Fatalf("%#x: frame %d differs: %+v vs %+v", pc, i, r[i], d[i])
+			}
+			if IsMangled(r[i].Linkage) && r[i].Function != r[i].Linkage {
+				t.Errorf("%#x: NoDemangle Function = %q, want the linkage name", pc, r[i].Function)
+			}
+		}
+	}
+}

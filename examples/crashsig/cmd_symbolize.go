@@ -157,7 +157,7 @@ func symbolizeLines(b *symbolize.Binary, lines []string, o symOutOpts, buf *byte
 		pc, err := parsePCInput(in, o.bias)
 		locs = locs[:0]
 		if err == nil {
-			locs, err = b.AppendLookup(locs, pc, symbolize.LookupOptions{Exact: o.exact})
+			locs, err = b.AppendLookup(locs, pc, symbolize.LookupOptions{Exact: o.exact, NoDemangle: o.raw})
 		}
 		if err != nil {
 			failed = true
