@@ -83,6 +83,17 @@ func (r *dwReader) uN(n int) uint64 {
 }
 
 func (r *dwReader) uleb() uint64 {
+	// Fast path: most values (abbrev codes, small constants) take one byte.
+	if r.pos < len(r.b) {
+		if c := r.b[r.pos]; c < 0x80 {
+			r.pos++
+			return uint64(c)
+		}
+	}
+	return r.ulebSlow()
+}
+
+func (r *dwReader) ulebSlow() uint64 {
 	var v uint64
 	var shift uint
 	for {

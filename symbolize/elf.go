@@ -508,6 +508,17 @@ type symTable struct {
 	nameOff []uint32
 	strtab  []byte
 	names   []atomic.Pointer[string]
+	dems    []atomic.Pointer[string] // demangled names, filled on first use
+}
+
+// demangledAt returns the demangled name of symbol i (cached).
+func (t *symTable) demangledAt(i int, dem *Demangler) string {
+	if p := t.dems[i].Load(); p != nil {
+		return *p
+	}
+	s, _ := dem.Demangle(t.nameAt(i))
+	t.dems[i].Store(&s)
+	return s
 }
 
 // rawName returns the name of symbol i as bytes of the string table.
@@ -615,6 +626,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	t.size = make([]uint64, k)
 	t.nameOff = make([]uint32, k)
 	t.names = make([]atomic.Pointer[string], k)
+	t.dems = make([]atomic.Pointer[string], k)
 	t.strtab = strRaw
 	for i, e := range ents {
 		t.addr[i], t.size[i], t.nameOff[i] = e.addr, e.size, e.name

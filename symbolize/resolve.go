@@ -67,7 +67,8 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	}
 	var symName string
 	var symOff uint64
-	if si := b.syms.find(pc); si >= 0 {
+	si := b.syms.find(pc)
+	if si >= 0 {
 		symName, symOff = b.syms.nameAt(si), pc-b.syms.addr[si]
 	}
 	start := len(dst)
@@ -92,7 +93,7 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 		last.Linkage = symName
 		last.Function = symName
 		if !opts.NoDemangle {
-			last.Function, _ = b.dem.Demangle(symName)
+			last.Function = b.syms.demangledAt(si, b.dem)
 		}
 	}
 	return dst, err
@@ -188,12 +189,26 @@ func (d *dwData) nodeName(t *cuTables, i uint32) *funcName {
 // dieName resolves the name of the DIE at off the way llvm-symbolizer
 // does: the linkage name found through DW_AT_specification and
 // DW_AT_abstract_origin chains, else DW_AT_name through the same chains.
-func (d *dwData) dieName(off uint64) *funcName {
+func (d *dwData) dieName(off uint64) *funcName { return d.dieNameDepth(off, 0) }
+
+func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
 	d.nameMu.RLock()
 	fn, ok := d.names[off]
 	d.nameMu.RUnlock()
 	if ok {
 		return fn
+	}
+	if depth < 8 {
+		// A concrete instance (inlined copy, out-of-line body) that only
+		// points at its abstract origin has the origin's name: resolve and
+		// cache that once for all instances.
+		if a := d.dieAttrs(off); a.linkage == nil && a.name == nil && a.spec == 0 && a.origin != 0 && a.origin != off {
+			fn = d.dieNameDepth(a.origin, depth+1)
+			d.nameMu.Lock()
+			d.names[off] = fn
+			d.nameMu.Unlock()
+			return fn
+		}
 	}
 	var linkage, name []byte
 	var nameOff uint64
