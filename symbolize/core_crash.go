@@ -125,6 +125,9 @@ func (c *Core) Crash(ctx context.Context) (*Crash, error) {
 		th := Thread{ID: t.TID, Crashed: k == 0, Frames: c.symbolizeFrames(t), Truncated: t.Truncated}
 		cr.Threads = append(cr.Threads, th)
 	}
+	if cr.Product == ProductUnknown {
+		cr.Product = productFromFrames(cr)
+	}
 	cr.Notes = c.crashNotes(ci)
 	return cr, nil
 }

@@ -396,6 +396,14 @@ func (in *incident) decideProduct(p *parser) {
 	if c.Product != ProductUnknown {
 		return
 	}
+	c.Product = productFromFrames(c)
+}
+
+// productFromFrames decides the product of a crash from its evidence when
+// nothing stated it: namespaces of frames (`doris::`, `starrocks::`, Java
+// packages) and module names (`doris_be`, `palo_be`, `starrocks_be`), then
+// event texts. Unknown when neither wins.
+func productFromFrames(c *Crash) Product {
 	doris, sr := 0, 0
 	for _, th := range c.Threads {
 		for i := range th.Frames {
@@ -425,10 +433,11 @@ func (in *incident) decideProduct(p *parser) {
 	}
 	switch {
 	case doris > sr:
-		c.Product = ProductDoris
+		return ProductDoris
 	case sr > doris:
-		c.Product = ProductStarRocks
+		return ProductStarRocks
 	}
+	return ProductUnknown
 }
 
 // decideKind settles the incident kind from its parts.

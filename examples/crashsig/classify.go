@@ -104,7 +104,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			}
 			return sc.Err()
 		},
-		core: func(path string) error {
+		core: func(name, path string) error {
 			c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{Binaries: binaries, DebugDirs: debugDirs})
 			if err != nil {
 				return err
@@ -114,8 +114,9 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			if err != nil {
 				return err
 			}
+			cr.Source = name
 			for _, m := range c.Mismatches {
-				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", path, m)
+				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", name, m)
 			}
 			return emit(cr)
 		},
@@ -148,7 +149,11 @@ func isCoreCrash(c *symbolize.Crash) bool {
 // answer.
 func printHuman(w io.Writer, r record) {
 	c := r.Crash
-	fmt.Fprintf(w, "%s:%d-%d\n", c.Source, c.StartLine, c.EndLine)
+	if c.EndLine > 0 {
+		fmt.Fprintf(w, "%s:%d-%d\n", c.Source, c.StartLine, c.EndLine)
+	} else {
+		fmt.Fprintf(w, "%s\n", c.Source) // a core file has no lines
+	}
 	if v := r.Classification; v != nil {
 		fmt.Fprintf(w, "  answer: %s\n", v.Advice)
 		where := string(v.Path)

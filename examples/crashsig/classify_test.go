@@ -119,3 +119,50 @@ func TestClassifyDeterministic(t *testing.T) {
 		t.Fatalf("outputs differ or are short (%d, %d bytes)", len(a), len(b))
 	}
 }
+
+// TestClassifyCore classifies a gzip-compressed kernel core of the
+// backend-like test program with its binary: the core is detected by its
+// ELF type, unwound, symbolized, signed and put on the scan path. The
+// binary itself, given as an input, is skipped without failing the run.
+func TestClassifyCore(t *testing.T) {
+	gz, err := os.Open("../../testdata/core/bin/sim_fp.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bin bytes.Buffer
+	if _, err := bin.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	binPath := filepath.Join(t.TempDir(), "sim_fp")
+	if err := os.WriteFile(binPath, bin.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "classify", "--json", "--binary", binPath, "../../testdata/core/cores/kern_fp.core.gz", "../../testdata/core/bin/sim_fp.gz")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "not a core") {
+		t.Errorf("the executable among the inputs was not reported as skipped: %q", errs)
+	}
+	var rec struct {
+		Product        string `json:"product"`
+		Signal         string `json:"signal"`
+		Formats        []string
+		Signature      struct{ Key string }
+		Classification struct {
+			Path string `json:"path"`
+		}
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if rec.Product != "starrocks" || rec.Signal != "SIGSEGV" || rec.Classification.Path != "scan" ||
+		!strings.Contains(rec.Signature.Key, "starrocks::ParsedPageV1::read") {
+		t.Errorf("got %+v", rec)
+	}
+}

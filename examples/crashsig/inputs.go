@@ -15,6 +15,10 @@ import (
 	"github.com/crashsig/crashsig/symbolize"
 )
 
+// errSkipped marks an input that is read but holds nothing to classify
+// (an executable next to the logs); it is reported, not counted as failed.
+var errSkipped = errors.New("skipped")
+
 // errInputs says that at least one input could not be read; the others
 // were processed.
 var errInputs = errors.New("some inputs could not be read")
@@ -23,7 +27,7 @@ var errInputs = errors.New("some inputs could not be read")
 // dumps) and, when core is set, ELF core files.
 type inputs struct {
 	text func(name string, r io.Reader) error
-	core func(path string) error
+	core func(name, path string) error // name as given, path of the (decompressed) file
 }
 
 // openInputs calls fn for every input named by paths: files, directories
@@ -36,13 +40,19 @@ func openInputs(paths []string, stdin io.Reader, stderr io.Writer, fn func(name 
 
 // open walks the inputs; see openInputs.
 func (in inputs) open(paths []string, stdin io.Reader, stderr io.Writer) error {
-	fn := in.text
 	failed := false
+	report := func(name string, err error) {
+		if errors.Is(err, errSkipped) {
+			fmt.Fprintf(stderr, "crashsig: %s: %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(stderr, "crashsig: %s: %v\n", name, err)
+		failed = true
+	}
 	for _, p := range paths {
 		if p == "-" {
-			if err := feed("-", stdin, fn); err != nil {
-				fmt.Fprintf(stderr, "crashsig: -: %v\n", err)
-				failed = true
+			if err := in.feed("-", stdin); err != nil {
+				report("-", err)
 			}
 			continue
 		}
@@ -54,8 +64,7 @@ func (in inputs) open(paths []string, stdin io.Reader, stderr io.Writer) error {
 		}
 		if !st.IsDir() {
 			if err := in.file(p); err != nil {
-				fmt.Fprintf(stderr, "crashsig: %s: %v\n", p, err)
-				failed = true
+				report(p, err)
 			}
 			continue
 		}
@@ -84,8 +93,7 @@ func (in inputs) open(paths []string, stdin io.Reader, stderr io.Writer) error {
 		slices.Sort(files)
 		for _, f := range files {
 			if err := in.file(f); err != nil {
-				fmt.Fprintf(stderr, "crashsig: %s: %v\n", f, err)
-				failed = true
+				report(f, err)
 			}
 		}
 	}
@@ -115,13 +123,15 @@ func (in inputs) file(path string) error {
 	defer f.Close()
 	if in.core != nil && symbolize.IsCore(f) {
 		f.Close()
-		return in.core(path)
+		return in.core(path, path)
 	}
-	return feed(path, f, in.text)
+	return in.feed(path, f)
 }
 
-// feed decompresses gzip input when the stream starts with its magic.
-func feed(name string, r io.Reader, fn func(string, io.Reader) error) error {
+// feed reads one stream: gzip is decompressed (a gzip-compressed core is
+// written to a temporary file for the core reader, which needs random
+// access), other ELF files are skipped, the rest is text.
+func (in inputs) feed(name string, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -130,7 +140,32 @@ func feed(name string, r io.Reader, fn func(string, io.Reader) error) error {
 			return err
 		}
 		defer zr.Close()
-		return fn(name, zr)
+		br = bufio.NewReaderSize(zr, 64<<10)
 	}
-	return fn(name, br)
+	head, _ := br.Peek(18)
+	if len(head) == 18 && string(head[:4]) == "\x7fELF" {
+		if head[16] == 4 && head[17] == 0 && in.core != nil { // ET_CORE, little-endian
+			return in.gzipCore(name, br)
+		}
+		return fmt.Errorf("%w: an ELF file that is not a core", errSkipped)
+	}
+	return in.text(name, br)
+}
+
+// gzipCore copies a decompressed core to a temporary file and hands it to
+// the core handler.
+func (in inputs) gzipCore(name string, r io.Reader) error {
+	tmp, err := os.CreateTemp("", "crashsig-core-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if _, err := io.Copy(tmp, r); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return in.core(name, tmp.Name())
 }
