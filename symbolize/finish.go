@@ -506,7 +506,7 @@ func (in *incident) placePCFrame(th *Thread) {
 		if pf.PC == 0 && pf.Function != "" && f.Function == pf.Function {
 			return
 		}
-		if strings.Contains(f.Function, "FailureSignalHandler") || strings.Contains(f.Function, "chained_handler") {
+		if isHandlerFrame(f.Function) {
 			handler = true
 		}
 	}
@@ -538,9 +538,5 @@ func endsAtRoot(frames []Frame) bool {
 	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
 		return true // `@ 0x0 (unknown)` / `@ (nil) (unknown)`
 	}
-	switch last.Function {
-	case "clone", "__clone", "clone3", "__clone3", "start_thread", "_start", "__libc_start_main", "main":
-		return true
-	}
-	return false
+	return threadRoots[last.Function]
 }

@@ -1,5 +1,7 @@
 package symbolize
 
+import "strings"
+
 // Everything that is not a dump of its own: process start markers (F0),
 // allocator and assert messages that precede an abort (F8), memory-limit
 // messages, kernel and shell lines (F9), the Doris BE stack-trace endpoint
@@ -64,4 +66,25 @@ func (p *parser) classifyDiagnose(msg string) (lineKind, []string) {
 		return kDiagEnd, []string{body}
 	}
 	return kGlog, []string{msg, msg}
+}
+
+// threadRoots are the functions printed at the bottom of a thread's stack:
+// a dump whose last frame is one of them was not cut short.
+var threadRoots = map[string]bool{
+	"clone": true, "__clone": true, "clone3": true, "__clone3": true,
+	"start_thread": true, "_start": true, "__libc_start_main": true, "main": true,
+}
+
+// handlerFrameNames are parts of the names of signal-handler frames that
+// print a dump (glog's and Doris' FailureSignalHandler, the JVM's chained
+// handler): a dump that shows one but not the faulting frame was cut.
+var handlerFrameNames = []string{"FailureSignalHandler", "chained_handler", "JVM_handle_linux_signal"}
+
+func isHandlerFrame(name string) bool {
+	for _, h := range handlerFrameNames {
+		if strings.Contains(name, h) {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,20 @@ type record struct {
 	Symbolization  *symbolize.FramesReport `json:"symbolization,omitempty"`
 }
 
+// pipeline builds the signature generator (default rules plus --rules)
+// and the catalog (embedded default plus --catalog files) a command uses.
+func pipeline(ctx context.Context, sf signatureFlags, catalogs []string) (*signature.Generator, *catalog.Catalog, error) {
+	gen, err := sf.generator()
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := loadCatalog(ctx, catalogs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return gen, cat, nil
+}
+
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,12 +63,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fs.Usage()
 		return 2
 	}
-	gen, err := sf.generator()
-	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
-	}
-	cat, err := loadCatalog(ctx, catalogs)
+	gen, cat, err := pipeline(ctx, sf, catalogs)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2

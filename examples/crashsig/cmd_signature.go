@@ -205,12 +205,7 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... PATH...")
 		return 2
 	}
-	gen, err := sf.generator()
-	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
-	}
-	cat, err := loadCatalog(ctx, catalogs)
+	gen, cat, err := pipeline(ctx, sf, catalogs)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2
