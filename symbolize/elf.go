@@ -245,10 +245,17 @@ func (m *elfImage) startProgressive(name string) (*progSection, error) {
 			p.cond.Broadcast()
 			p.mu.Unlock()
 		}()
-		n := 0
+		n, idle := 0, 0
 		for n < len(p.buf) && !p.stopped.Load() {
 			k, rerr := rd.Read(p.buf[n:min(n+1<<20, len(p.buf))])
 			n += k
+			if k == 0 && rerr == nil {
+				if idle++; idle > 100 {
+					rerr = io.ErrNoProgress
+				}
+			} else {
+				idle = 0
+			}
 			p.filled.Store(int64(n))
 			p.mu.Lock()
 			p.cond.Broadcast()
