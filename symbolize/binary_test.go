@@ -234,13 +234,23 @@ func TestOpenBinaryErrors(t *testing.T) {
 }
 
 func TestConcurrentLookup(t *testing.T) {
-	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
-	pcs := testPCs(b)
+	for _, v := range []string{"o2-fp-dw5", "o2-gz"} {
+		t.Run(v, func(t *testing.T) { testConcurrentLookup(t, v) })
+	}
+}
+
+// testConcurrentLookup starts 8 goroutines right after open (for o2-gz
+// while .debug_info may still be inflating) and closes the binary while
+// more lookups run: results must equal a sequential reference, and
+// lookups after Close must fail cleanly.
+func testConcurrentLookup(t *testing.T, variant string) {
+	ref := openCxx(t, variant, BinaryOptions{})
+	pcs := testPCs(ref)
 	want := make([][]Location, len(pcs))
-	ref := openCxx(t, "o2-fp-dw5", BinaryOptions{})
 	for i, pc := range pcs {
 		want[i], _ = ref.Lookup(pc, LookupOptions{Exact: true})
 	}
+	b := openCxx(t, variant, BinaryOptions{})
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
 	for g := 0; g < 8; g++ {
@@ -265,6 +275,22 @@ func TestConcurrentLookup(t *testing.T) {
 	for e := range errs {
 		t.Errorf("concurrent lookup differs: %s", e)
 	}
+	// Close while lookups are running.
+	var wg2 sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg2.Add(1)
+		go func() {
+			defer wg2.Done()
+			for _, pc := range pcs {
+				if _, err := b.Lookup(pc, LookupOptions{}); err != nil && !errors.Is(err, ErrClosed) {
+					t.Errorf("lookup during Close: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	b.Close()
+	wg2.Wait()
 }
 
 func equalLocs(a, b []Location) bool {
