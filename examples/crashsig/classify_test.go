@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,31 @@ func TestClassifyCore(t *testing.T) {
 	if rec.Product != "starrocks" || rec.Signal != "SIGSEGV" || rec.Classification.Path != "scan" ||
 		!strings.Contains(rec.Signature.Key, "starrocks::ParsedPageV1::read") {
 		t.Errorf("got %+v", rec)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/crashsig")
+
+// TestClassifyHumanGolden pins the readable output of the README's main
+// command on the synthetic format files; -update rewrites it.
+func TestClassifyHumanGolden(t *testing.T) {
+	code, out, errs := runCLI(t, "", "classify", "../../testdata/formats")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	golden := "../../testdata/golden/crashsig/classify-formats.txt"
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./examples/crashsig -update)", err)
+	}
+	if string(want) != out {
+		t.Errorf("classify output differs from %s; run go test ./examples/crashsig -update and review the diff", golden)
 	}
 }
