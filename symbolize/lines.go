@@ -202,7 +202,7 @@ var htmlReplacer = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "
 // their newlines: `*** Aborted at … *** *** SIGSEGV … *** 0# … 1# …`) into
 // logical lines. It returns nil when the line is not collapsed.
 func splitCollapsed(s string) []string {
-	if len(s) < 160 || (strings.IndexByte(s, '#') < 0 && !strings.Contains(s, "*** ") && !strings.Contains(s, "@ 0x")) {
+	if !splitCandidate(s) {
 		return nil
 	}
 	var cuts []int
@@ -255,4 +255,10 @@ func clockPrefix(b []byte) int {
 		i++
 	}
 	return i
+}
+
+// splitCandidate is the cheap test before splitCollapsed: a collapsed dump
+// is long and holds frame or header markers.
+func splitCandidate(s string) bool {
+	return len(s) >= 160 && (strings.IndexByte(s, '#') >= 0 || strings.Contains(s, "*** ") || strings.Contains(s, "@ 0x"))
 }

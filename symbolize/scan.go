@@ -254,7 +254,7 @@ func (p *parser) physical(b []byte, truncated bool) {
 			return
 		}
 		view := unsafe.String(&text[0], len(text))
-		if !p.mayStart(view) {
+		if !p.mayStart(view) || p.inert(view) {
 			return
 		}
 	}
@@ -294,6 +294,22 @@ func (p *parser) mayStart(s string) bool {
 		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ")
 	}
 	return true
+}
+
+// inert reports whether an idle line that passed mayStart still cannot
+// matter: it classifies as nothing that opens an incident or changes state,
+// and it holds no collapsed dump or HTML entity to repair. It looks at the
+// temporary view only; nothing it returns outlives the call.
+func (p *parser) inert(view string) bool {
+	if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
+		return false
+	}
+	k, _ := p.classify(view)
+	switch k {
+	case kStart, kBanner:
+		return false
+	}
+	return !isContextEvent(k) && !startsIncident(k, view, p)
 }
 
 // logical classifies one logical line and feeds the assembler.
