@@ -235,6 +235,7 @@ func (in *incident) finish(p *parser) *Crash {
 func (in *incident) chooseThreads(p *parser) {
 	c := in.c
 	if c.Kind == KindThreadDump || in.sec == secGDB || in.hasFormat("F7") && !in.hasSig {
+		in.dropGDBStopFrames()
 		// Every stack is a thread; gdb marks the crashing one.
 		crashed := -1
 		for i, s := range in.stacks {
@@ -539,4 +540,40 @@ func endsAtRoot(frames []Frame) bool {
 		return true // `@ 0x0 (unknown)` / `@ (nil) (unknown)`
 	}
 	return threadRoots[last.Function]
+}
+
+// dropGDBStopFrames removes the stop location gdb prints when it loads a
+// core (`#0  0x… in f () at x.cc:12`, no thread header) when a thread of a
+// later `thread apply all bt` repeats it: it is that thread, not another.
+func (in *incident) dropGDBStopFrames() {
+	kept := in.stacks[:0]
+	for _, s := range in.stacks {
+		if s.origin == "gdb" && s.th.ID == 0 && s.th.Name == "" && len(s.th.Frames) > 0 && in.repeatedByThread(s) {
+			in.note("gdb's stop location repeated by thread apply all bt: counted once")
+			continue
+		}
+		kept = append(kept, s)
+	}
+	in.stacks = kept
+}
+
+// repeatedByThread reports whether a thread with a header starts with the
+// frames of the headerless stack h.
+func (in *incident) repeatedByThread(h *stack) bool {
+	for _, s := range in.stacks {
+		if s == h || s.th.ID == 0 || len(s.th.Frames) < len(h.th.Frames) {
+			continue
+		}
+		same := true
+		for i, f := range h.th.Frames {
+			if !sameGDBFrame(f, s.th.Frames[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
 }

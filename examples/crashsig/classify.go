@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/crashsig/crashsig/catalog"
@@ -22,6 +23,9 @@ type record struct {
 	Signature      *signature.Signature    `json:"signature,omitempty"`
 	Classification *catalog.Verdict        `json:"classification,omitempty"`
 	Symbolization  *symbolize.FramesReport `json:"symbolization,omitempty"`
+	// Groups aggregates the threads of thread dumps and cores by
+	// normalized stack, largest first (the crashing thread's group first).
+	Groups []signature.Group `json:"thread_groups,omitempty"`
 }
 
 // pipeline builds the signature generator (default rules plus --rules)
@@ -97,6 +101,9 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		sig := gen.Generate(c)
 		v := cat.Classify(c, sig)
 		rec.Signature, rec.Classification = &sig, &v
+		if len(c.Threads) > 1 && (c.Kind == symbolize.KindThreadDump || isCoreCrash(c) || slices.Contains(c.Formats, "F7")) {
+			rec.Groups = gen.Aggregate(c.Threads)
+		}
 		if *asJSON {
 			return enc.Encode(rec)
 		}
@@ -145,14 +152,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 
 // isCoreCrash reports whether a crash came from a core (already symbolized
 // by the core reader).
-func isCoreCrash(c *symbolize.Crash) bool {
-	for _, f := range c.Formats {
-		if f == "core" {
-			return true
-		}
-	}
-	return false
-}
+func isCoreCrash(c *symbolize.Crash) bool { return slices.Contains(c.Formats, "core") }
 
 // printHuman writes the readable summary of one incident, leading with the
 // answer.
@@ -233,8 +233,28 @@ func printHuman(w io.Writer, r record) {
 	}
 	if others := len(c.Threads) - 1; c.CrashingThread() == nil && len(c.Threads) > 0 {
 		fmt.Fprintf(w, "  %d threads\n", len(c.Threads))
-	} else if others > 0 {
+	} else if others == 1 {
+		fmt.Fprintln(w, "  1 other thread")
+	} else if others > 1 {
 		fmt.Fprintf(w, "  %d other threads\n", others)
+	}
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(w, "  threads by stack (%d groups):\n", len(r.Groups))
+		for i, g := range r.Groups {
+			if i == 5 {
+				fmt.Fprintf(w, "    … %d more groups\n", len(r.Groups)-i)
+				break
+			}
+			top := "(no frames)"
+			if len(g.Frames) > 0 {
+				top = g.Frames[0]
+			}
+			names := strings.Join(g.NamePatterns, ", ")
+			if len(g.NamePatterns) > 3 {
+				names = strings.Join(g.NamePatterns[:3], ", ") + ", …"
+			}
+			fmt.Fprintf(w, "    %6d  %s  [%s]\n", g.Count, clip(top, 100), clip(names, 80))
+		}
 	}
 	fmt.Fprintln(w)
 }
