@@ -138,7 +138,7 @@ func ParseVersion(s string) (Version, error) {
 		return v, nil
 	}
 	if strings.HasPrefix(low, "v") {
-		word, low = word[1:], low[1:]
+		word = word[1:]
 	}
 	// Numeric part: up to the first '-' or '+' or '_'.
 	num, rest := word, ""

@@ -50,13 +50,11 @@ type incident struct {
 	hasSig      bool
 	family      string // family of the signal dump: F1 or F2
 	eof         bool
-	ended       bool // the dump's own end marker was seen
-	threads     []Thread
+	ended       bool  // the dump's own end marker was seen
 	gdbCur      int64 // LWP of gdb's current thread
 	gdbSig      bool  // gdb said "Program terminated with signal"
 	msgOpen     bool  // FATAL / what() message may continue on the next lines
 	lines       int
-	tracker     int
 	versionOnly bool // opened by a build line alone: weak until confirmed
 	interleaved int
 	sigLine     int   // line of the signal line

@@ -127,12 +127,11 @@ const (
 
 // prstatus is one NT_PRSTATUS note (x86-64 layout).
 type prstatus struct {
-	info    SigInfo // pr_info: signo/code/errno only
-	cursig  int16
-	pid     int32
-	ppid    int32
-	regs    [xNumRegs]uint64
-	sigInfo *SigInfo // the NT_SIGINFO that followed this thread's NT_PRSTATUS
+	info   SigInfo // pr_info: signo/code/errno only
+	cursig int16
+	pid    int32
+	ppid   int32
+	regs   [xNumRegs]uint64
 }
 
 func parsePrstatus(b []byte) (prstatus, bool) {
@@ -227,11 +226,10 @@ func parseNTFile(b []byte) ([]fileMapping, error) {
 
 // rawNote is one note header with the location of its payload.
 type rawNote struct {
-	name    string
-	typ     uint32
-	off     int64 // payload offset in the core
-	size    int64
-	segment int
+	name string
+	typ  uint32
+	off  int64 // payload offset in the core
+	size int64
 }
 
 // walkNotes calls fn for every note of the PT_NOTE segment [off, off+size)

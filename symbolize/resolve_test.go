@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"flag"
@@ -300,17 +299,6 @@ func TestLookupKnownFrames(t *testing.T) {
 			}
 		})
 	}
-}
-
-// dumpLLVMText renders locations the way the tests and CLI print them.
-func dumpLLVMText(locs []Location) string {
-	var sb bytes.Buffer
-	w := bufio.NewWriter(&sb)
-	for _, l := range locs {
-		fmt.Fprintf(w, "%s\n%s:%d\n", l.Function, l.File, l.Line)
-	}
-	w.Flush()
-	return sb.String()
 }
 
 func TestLookupNoDemangle(t *testing.T) {
