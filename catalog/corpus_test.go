@@ -386,4 +386,3 @@ func TestDefectTestLogs(t *testing.T) {
 // fails when one of them starts to match, so the list only shrinks. It is
 // empty: every defect matches its own test logs.
 var knownTestLogFailures = map[string]string{}
-
