@@ -126,23 +126,7 @@ func TestClassifyDeterministic(t *testing.T) {
 // ELF type, unwound, symbolized, signed and put on the scan path. The
 // binary itself, given as an input, is skipped without failing the run.
 func TestClassifyCore(t *testing.T) {
-	gz, err := os.Open("../../testdata/core/bin/sim_fp.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bin bytes.Buffer
-	if _, err := bin.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	binPath := filepath.Join(t.TempDir(), "sim_fp")
-	if err := os.WriteFile(binPath, bin.Bytes(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	binPath := gunzipCoreFixture(t, t.TempDir(), "bin/sim_fp.gz")
 	code, out, errs := runCLI(t, "", "classify", "--json", "--binary", binPath, "../../testdata/core/cores/kern_fp.core.gz", "../../testdata/core/bin/sim_fp.gz")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -15,12 +15,6 @@ import (
 	"github.com/crashsig/crashsig/signature"
 )
 
-// catalogFiles is a repeatable --catalog FILE flag.
-type catalogFiles []string
-
-func (c *catalogFiles) String() string     { return strings.Join(*c, ",") }
-func (c *catalogFiles) Set(s string) error { *c = append(*c, s); return nil }
-
 // loadCatalog returns the embedded default catalog with the given user
 // files merged over it (same id overrides; the override is noted in every
 // verdict that uses it). classify uses it for its --catalog flags.
@@ -189,7 +183,7 @@ type showRecord struct {
 func catalogShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("catalog show", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var files catalogFiles
+	var files stringList
 	fs.Var(&files, "catalog", "catalog `FILE` merged over the embedded default (repeatable)")
 	paths := fs.Bool("paths", false, "list the path rules instead of the defects")
 	asJSON := fs.Bool("json", false, "print JSON Lines")

@@ -14,9 +14,11 @@ import (
 	"github.com/crashsig/crashsig/symbolize"
 )
 
-func gunzipCoreFixture(t *testing.T, dir, rel string) string {
+// gunzipFixture decompresses a committed .gz fixture (a path relative to
+// this package) into dir and returns the new file's path.
+func gunzipFixture(t *testing.T, src, dir string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("../../testdata/core", rel))
+	f, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,16 +27,22 @@ func gunzipCoreFixture(t *testing.T, dir, rel string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(rel), ".gz"))
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".gz"))
 	w, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	if _, err := io.Copy(w, zr); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
 	return out
+}
+
+// gunzipCoreFixture decompresses a fixture of testdata/core into dir.
+func gunzipCoreFixture(t *testing.T, dir, rel string) string {
+	t.Helper()
+	return gunzipFixture(t, filepath.Join("../../testdata/core", rel), dir)
 }
 
 func TestCmdCore(t *testing.T) {

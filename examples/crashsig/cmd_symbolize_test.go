@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,25 +11,7 @@ import (
 
 func extractTestBinary(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "symbolize", "testdata", "cxx", "bin", name+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	out, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return gunzipFixture(t, filepath.Join("..", "..", "symbolize", "testdata", "cxx", "bin", name+".gz"), t.TempDir())
 }
 
 func runSymbolize(t *testing.T, stdin string, args ...string) (string, string, int) {
