@@ -1,5 +1,7 @@
 package symbolize
 
+import "strings"
+
 // The embedded JVM: fatal-error summaries and hs_err files (F5), and Java
 // thread dumps (F7.1, `kill -3` / jstack); formats spec §4 F5, F7.1.
 var jvmRules = []lineRule{
@@ -16,3 +18,23 @@ var jvmRules = []lineRule{
 	{id: "F7.java_state", kind: kJavaState, prefix: "java.lang.Thread.State: ",
 		re: mustCompile(`^java\.lang\.Thread\.State: (.*)$`)},
 }
+
+// jstackContext are the lines of a Java thread dump that belong to it but
+// carry no frame: lock lines (`- locked <0x…>`), SMR and JNI summaries,
+// the thread-list addresses.
+var jstackContext = []string{"- ", "Locked ownable", "JNI global", "Threads class SMR", "_java_thread_list", "0x", "No compile task"}
+
+func isJstackContext(t string) bool {
+	if t == "}" {
+		return true
+	}
+	for _, p := range jstackContext {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hsErrEndBanner ends the thread section of an hs_err file.
+const hsErrEndBanner = "---------------  P R O C E S S"

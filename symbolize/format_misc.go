@@ -88,3 +88,31 @@ func isHandlerFrame(name string) bool {
 	}
 	return false
 }
+
+// memLimitRules are the memory-limit rules of miscRules; glog WARNING and
+// ERROR messages are checked against them too.
+var memLimitRules = func() []lineRule {
+	var out []lineRule
+	for _, r := range miscRules {
+		if r.kind == kMemLimit {
+			out = append(out, r)
+		}
+	}
+	return out
+}()
+
+// fatalAllocatorText marks tcmalloc lines that precede an abort; other
+// tcmalloc lines (`large alloc … == 0x…`) are informational.
+var fatalAllocatorText = []string{"Attempt to free invalid pointer", "allocation failed"}
+
+func isFatalAllocatorLine(s string) bool {
+	for _, t := range fatalAllocatorText {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// dorisAPISummary is the last line of a Doris /api/stack_trace response.
+const dorisAPISummary = "summary: "

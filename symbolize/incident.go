@@ -612,7 +612,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.addFrame(p, f, ln)
 			return true
 		}
-		if t := strings.TrimSpace(text); strings.HasSuffix(t, ":") && (strings.Contains(t, " here:") || strings.Contains(t, "allocated from:") || strings.Contains(t, " by thread ") || strings.Contains(t, " by main thread") || strings.HasPrefix(t, "Location is") || strings.HasPrefix(t, "Thread T") || strings.HasPrefix(t, "Mutex ")) {
+		if t := strings.TrimSpace(text); isSanitizerStackHeader(t) {
 			s := in.newStack("F6-aux", 0)
 			s.th.State = strings.TrimSuffix(t, ":")
 			in.used(ln)
@@ -648,7 +648,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.used(ln)
 			return true
 		}
-		if strings.HasPrefix(text, "---------------  P R O C E S S") {
+		if strings.HasPrefix(text, hsErrEndBanner) {
 			in.sec = secDone
 			in.used(ln)
 			return true
@@ -685,7 +685,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.addFrame(p, f, ln)
 			return true
 		}
-		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "Locked ownable") || strings.HasPrefix(t, "JNI global") || strings.HasPrefix(t, "Threads class SMR") || strings.HasPrefix(t, "_java_thread_list") || strings.HasPrefix(t, "0x") || t == "}" || strings.HasPrefix(t, "No compile task") {
+		if isJstackContext(strings.TrimLeft(text, " \t")) {
 			in.used(ln)
 			return true
 		}
@@ -694,7 +694,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.addFrame(p, f, ln)
 			return true
 		}
-		if strings.HasPrefix(text, "summary: ") {
+		if strings.HasPrefix(text, dorisAPISummary) {
 			in.used(ln)
 			in.sec = secDone
 			return true

@@ -221,9 +221,15 @@ func eventKind(k lineKind) string {
 }
 
 // hasMemoryLimit says whether a WARNING/ERROR glog message reports a
-// memory limit (F8.2): context for a crash that may follow.
+// memory limit (F8.2, the kMemLimit rules of format_misc.go): context for
+// a crash that may follow.
 func hasMemoryLimit(msg string) bool {
-	return strings.Contains(msg, "MEM_LIMIT_EXCEEDED") || strings.Contains(msg, "Memory of process exceed limit") || strings.Contains(msg, "Mem usage has exceed the limit")
+	for _, r := range memLimitRules {
+		if strings.Contains(msg, r.contains) {
+			return true
+		}
+	}
+	return false
 }
 
 // banner is product/version information seen outside a dump (startup
@@ -414,7 +420,7 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		kDorisAPIStart, kMinidump, kDiagGroup:
 		return true
 	case kTcmalloc:
-		return strings.Contains(text, "Attempt to free invalid pointer") || strings.Contains(text, "allocation failed")
+		return isFatalAllocatorLine(text)
 	case kOther:
 		// Headerless pastes: a boost frame 0, a glog `@` frame, a gdb frame #0.
 		t := strings.TrimLeft(text, " \t")
