@@ -126,6 +126,12 @@ func (in *incident) used(ln lineInfo) {
 	if ln.truncated {
 		in.note("line %d longer than the line limit was cut", ln.no)
 	}
+	if ln.prefixed {
+		in.note("removed paste prefixes (quote markers, fences, K8s/CI/syslog/dmesg timestamps)")
+	}
+	if ln.runtimeLogger {
+		in.note("removed the Doris console prefix RuntimeLogger")
+	}
 }
 
 // gapLimit is how many foreign lines a section tolerates before it ends.

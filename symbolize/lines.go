@@ -13,7 +13,6 @@ type lineInfo struct {
 	runtimeLogger bool   // a `RuntimeLogger ` prefix was removed
 	prefixed      bool   // a quote/timestamp/syslog prefix was removed
 	truncated     bool   // the physical line was longer than the limit and was cut
-	split         bool   // this logical line came from splitting a collapsed line
 }
 
 // normalizeLine strips the transport damage of §2 from one physical line:

@@ -271,7 +271,7 @@ func (p *parser) physical(b []byte, truncated bool) {
 	if parts := splitCollapsed(s); parts != nil {
 		repaired := repairFirstPart(parts)
 		for _, part := range parts {
-			ln.text, ln.split = part, true
+			ln.text = part
 			p.logical(ln)
 		}
 		if p.cur != nil {
