@@ -38,28 +38,29 @@ type stack struct {
 
 // incident is a Crash under construction.
 type incident struct {
-	c           *Crash
-	sec         section
-	stacks      []*stack
-	cur         *stack // receiving frames
-	lastIdx     int
-	gap         int
-	blank       bool // a blank line followed the last frame
-	prevText    string
-	prevNo      int // line number of the last frame line
-	hasSig      bool
-	family      string // family of the signal dump: F1 or F2
-	eof         bool
-	ended       bool  // the dump's own end marker was seen
-	gdbCur      int64 // LWP of gdb's current thread
-	gdbSig      bool  // gdb said "Program terminated with signal"
-	msgOpen     bool  // FATAL / what() message may continue on the next lines
-	lines       int
-	versionOnly bool // opened by a build line alone: weak until confirmed
-	interleaved int
-	sigLine     int   // line of the signal line
-	pcFrame     Frame // the glog `PC: @` line as a frame (the faulting frame)
-	notes       []string
+	c                           *Crash
+	sec                         section
+	stacks                      []*stack
+	cur                         *stack // receiving frames
+	lastIdx                     int
+	gap                         int
+	blank                       bool // a blank line followed the last frame
+	prevText                    string
+	prevNo                      int // line number of the last frame line
+	hasSig                      bool
+	family                      string // family of the signal dump: F1 or F2
+	eof                         bool
+	ended                       bool  // the dump's own end marker was seen
+	gdbCur                      int64 // LWP of gdb's current thread
+	gdbSig                      bool  // gdb said "Program terminated with signal"
+	msgOpen                     bool  // FATAL / what() message may continue on the next lines
+	lines                       int
+	versionOnly                 bool // opened by a build line alone: weak until confirmed
+	interleaved                 int
+	sigLine                     int   // line of the signal line
+	sawPrefix, sawRuntimeLogger bool  // notes made once per incident
+	pcFrame                     Frame // the glog `PC: @` line as a frame (the faulting frame)
+	notes                       []string
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -126,10 +127,12 @@ func (in *incident) used(ln lineInfo) {
 	if ln.truncated {
 		in.note("line %d longer than the line limit was cut", ln.no)
 	}
-	if ln.prefixed {
+	if ln.prefixed && !in.sawPrefix {
+		in.sawPrefix = true
 		in.note("removed paste prefixes (quote markers, fences, K8s/CI/syslog/dmesg timestamps)")
 	}
-	if ln.runtimeLogger {
+	if ln.runtimeLogger && !in.sawRuntimeLogger {
+		in.sawRuntimeLogger = true
 		in.note("removed the Doris console prefix RuntimeLogger")
 	}
 }
