@@ -111,9 +111,67 @@ type dwData struct {
 	bg       sync.WaitGroup            // the background scanAll
 	abbrevMu sync.Mutex
 	abbrevs  map[abbrevKey]*dwAbbrevTable
-	nameMu   sync.RWMutex
-	names    map[uint64]*funcName // by DIE offset
-	scopes   map[uint64]string    // namespace of internal-linkage functions, by DIE offset
+	// Resolved names and the namespaces of internal-linkage functions, by
+	// DIE offset, sharded so that concurrent lookups and unit parses
+	// rarely wait for each other (one RWMutex over one map serialized
+	// the CLI's two workers).
+	shards [nameShards]nameShard
+}
+
+const nameShards = 64
+
+type nameShard struct {
+	mu     sync.Mutex
+	names  map[uint64]*funcName // by DIE offset
+	scopes map[uint64]string    // namespace of internal-linkage functions, by DIE offset
+	_      [40]byte             // keep shards on separate cache lines
+}
+
+// shard returns the name shard of the DIE at off.
+func (d *dwData) shard(off uint64) *nameShard {
+	return &d.shards[(off*0x9E3779B97F4A7C15)>>58]
+}
+
+// cachedName returns the resolved name of the DIE at off, if any.
+func (d *dwData) cachedName(off uint64) (*funcName, bool) {
+	sh := d.shard(off)
+	sh.mu.Lock()
+	fn, ok := sh.names[off]
+	sh.mu.Unlock()
+	return fn, ok
+}
+
+// cacheName records the resolved name of the DIE at off.
+func (d *dwData) cacheName(off uint64, fn *funcName) {
+	sh := d.shard(off)
+	sh.mu.Lock()
+	if sh.names == nil {
+		sh.names = make(map[uint64]*funcName)
+	}
+	sh.names[off] = fn
+	sh.mu.Unlock()
+}
+
+// scopeOf returns the namespaces recorded for the internal-linkage
+// function whose DIE is at off ("" if none).
+func (d *dwData) scopeOf(off uint64) string {
+	sh := d.shard(off)
+	sh.mu.Lock()
+	s := sh.scopes[off]
+	sh.mu.Unlock()
+	return s
+}
+
+// setScope records the namespaces of the internal-linkage function whose
+// DIE is at off.
+func (d *dwData) setScope(off uint64, scope string) {
+	sh := d.shard(off)
+	sh.mu.Lock()
+	if sh.scopes == nil {
+		sh.scopes = make(map[uint64]string)
+	}
+	sh.scopes[off] = scope
+	sh.mu.Unlock()
 }
 
 type cuRange struct {
@@ -199,7 +257,7 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 			prog.stop() // the caller unmaps the file
 		}
 	}()
-	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}, names: map[uint64]*funcName{}, scopes: map[uint64]string{}}
+	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
 	names := []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line",
 		".debug_ranges", ".debug_rnglists", ".debug_addr", ".debug_str_offsets", ".debug_aranges"}
 	// Compressed sections are inflated in parallel (the large ones
@@ -448,7 +506,7 @@ func (d *dwData) unitAt(off uint64) *dwUnit {
 // adds the units it does not cover.
 func (d *dwData) buildIndex(aranges []byte) {
 	d.covered = map[uint64]bool{}
-	var idx []cuRange
+	idx := make([]cuRange, 0, len(aranges)/16)
 	r := dwReader{b: aranges, order: d.order}
 	for r.pos < len(r.b) && !r.bad {
 		l, d64 := r.unitLength()
@@ -497,7 +555,7 @@ func (d *dwData) buildIndex(aranges []byte) {
 		}
 		r.pos = end
 	}
-	slices.SortStableFunc(idx, func(a, b cuRange) int { return cmp.Compare(a.lo, b.lo) })
+	idx = radixSortByAddr(idx, func(r *cuRange) uint64 { return r.lo })
 	d.index.Store(&idx)
 }
 

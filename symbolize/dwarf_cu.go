@@ -10,7 +10,7 @@ import (
 // Its subtree is nodes[i+1:end].
 type dwNode struct {
 	lo, hi   uint64 // the only range, or the bounding box when nrng > 0
-	die      uint64 // .debug_info offset of the DIE
+	die      uint64 // .debug_info offset of the DIE that names it (itself, or its only origin/specification when it has no name)
 	rng      uint32 // first of nrng ranges in cuTables.ranges
 	nrng     uint32
 	end      uint32
@@ -224,14 +224,23 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		var hasLo, hasHi, hiOff, hasRng bool
 		var cf, cl, cc uint64
 		var plainName bool // DW_AT_name, no linkage name, no link to another DIE
+		var ownName bool   // DW_AT_name or a linkage name
+		var nlinks int     // DW_AT_specification, DW_AT_abstract_origin
+		var link uint64    // the DIE the last one points at
 		for i := range a.attrs {
 			s := &a.attrs[i]
 			k, v := readForm(r, s.form, u, s.implicit)
 			switch s.at {
 			case dwAtName:
-				plainName = true
-			case dwAtLinkageName, dwAtMIPSLinkageName, dwAtSpecification, dwAtAbstractOrigin:
+				plainName, ownName = true, true
+			case dwAtLinkageName, dwAtMIPSLinkageName:
+				plainName, hasLink, ownName = false, true, true
+			case dwAtSpecification, dwAtAbstractOrigin:
 				plainName, hasLink = false, true
+				nlinks++
+				if k == vkRef {
+					link = v
+				}
 			case dwAtLowPC:
 				lk, lo, hasLo = k, v, true
 			case dwAtHighPC:
@@ -263,9 +272,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		if plainName && !hasLink && scope != "" && a.tag == dwTagSubprogram {
 			// An internal-linkage function (no linkage name): remember its
 			// namespace so that its inlined copies get a qualified name.
-			d.nameMu.Lock()
-			d.scopes[dieOff] = scope
-			d.nameMu.Unlock()
+			d.setScope(dieOff, scope)
 		}
 		if len(rngBuf) == 0 {
 			// Declaration, abstract instance or discarded code: nothing
@@ -278,7 +285,14 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			continue
 		}
 		idx := uint32(len(t.nodes))
-		n := dwNode{die: dieOff, sub: a.tag == dwTagSubprogram,
+		nameDie := dieOff
+		if !ownName && nlinks == 1 && link != 0 && link != dieOff {
+			// The DIE has no name of its own: its name is that of the
+			// DIE it points at (resolved and cached once for all the
+			// inlined copies), so the lookup need not read it again.
+			nameDie = link
+		}
+		n := dwNode{die: nameDie, sub: a.tag == dwTagSubprogram,
 			callFile: uint32(cf), callLine: uint32(cl), callCol: uint32(cc), end: idx + 1}
 		n.lo, n.hi = rngBuf[0][0], rngBuf[0][1]
 		if len(rngBuf) > 1 {

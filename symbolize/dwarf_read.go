@@ -1,6 +1,9 @@
 package symbolize
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // dwReader is a bounds-checked little cursor over a DWARF section. Reads
 // past the end set bad and return zero instead of panicking.
@@ -191,10 +194,8 @@ func cstrAt(b []byte, off uint64) []byte {
 		return nil
 	}
 	s := b[off:]
-	for i, c := range s {
-		if c == 0 {
-			return s[:i]
-		}
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		return s[:i]
 	}
 	return nil
 }

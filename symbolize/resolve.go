@@ -192,23 +192,18 @@ func (d *dwData) nodeName(t *cuTables, i uint32) *funcName {
 func (d *dwData) dieName(off uint64) *funcName { return d.dieNameDepth(off, 0) }
 
 func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
-	d.nameMu.RLock()
-	fn, ok := d.names[off]
-	d.nameMu.RUnlock()
+	fn, ok := d.cachedName(off)
 	if ok {
 		return fn
 	}
-	if depth < 8 {
+	first := d.dieAttrs(off)
+	if depth < 8 && first.linkage == nil && first.name == nil && first.spec == 0 && first.origin != 0 && first.origin != off {
 		// A concrete instance (inlined copy, out-of-line body) that only
 		// points at its abstract origin has the origin's name: resolve and
 		// cache that once for all instances.
-		if a := d.dieAttrs(off); a.linkage == nil && a.name == nil && a.spec == 0 && a.origin != 0 && a.origin != off {
-			fn = d.dieNameDepth(a.origin, depth+1)
-			d.nameMu.Lock()
-			d.names[off] = fn
-			d.nameMu.Unlock()
-			return fn
-		}
+		fn = d.dieNameDepth(first.origin, depth+1)
+		d.cacheName(off, fn)
+		return fn
 	}
 	var linkage, name []byte
 	var nameOff uint64
@@ -228,7 +223,10 @@ func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
 		}
 		seen[ns] = o
 		ns++
-		a := d.dieAttrs(o)
+		a := first
+		if o != off {
+			a = d.dieAttrs(o)
+		}
 		if linkage == nil && a.linkage != nil {
 			linkage = a.linkage
 		}
@@ -259,17 +257,12 @@ func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
 		if linkage == nil {
 			// DW_AT_name only (internal linkage): qualify it with its
 			// namespaces for Function; Linkage keeps the bare name.
-			d.nameMu.RLock()
-			scope := d.scopes[nameOff]
-			d.nameMu.RUnlock()
-			if scope != "" {
+			if scope := d.scopeOf(nameOff); scope != "" {
 				fn.scoped = scope + "::" + s
 			}
 		}
 	}
-	d.nameMu.Lock()
-	d.names[off] = fn
-	d.nameMu.Unlock()
+	d.cacheName(off, fn)
 	return fn
 }
 
