@@ -75,66 +75,125 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
-	// Lines are handled in batches, each batch split among GOMAXPROCS
-	// workers (Lookup is safe for concurrent use; demangling and the
-	// first parse of a compile unit dominate and run in parallel), and
-	// the workers' outputs are written in input order.
-	workers := runtime.GOMAXPROCS(0)
-	type chunk struct {
-		buf    bytes.Buffer
-		failed bool
-	}
-	chunks := make([]chunk, workers)
-	status := 0
 	opts := symOutOpts{exact: *exact, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias}
-	flush := func(lines []string) {
-		per := (len(lines) + workers - 1) / workers
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			lo, hi := min(w*per, len(lines)), min((w+1)*per, len(lines))
-			chunks[w].buf.Reset()
-			if lo == hi {
-				continue
-			}
-			wg.Add(1)
-			go func(c *chunk, part []string) {
-				defer wg.Done()
-				c.failed = symbolizeLines(b, part, opts, &c.buf)
-			}(&chunks[w], lines[lo:hi])
-		}
-		wg.Wait()
-		for w := range chunks {
-			out.Write(chunks[w].buf.Bytes())
-			if chunks[w].failed {
-				status = 1
-			}
-		}
-	}
+	var src lineSource
 	if fs.NArg() > 0 {
-		flush(fs.Args())
-		return status
+		src = &argLines{args: fs.Args()}
+	} else {
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		src = sc
 	}
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	const batch = 4096
-	lines := make([]string, 0, batch)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) == batch {
-			if ctx.Err() != nil {
-				fmt.Fprintln(stderr, "crashsig symbolize:", ctx.Err())
-				return 1
-			}
-			flush(lines)
-			lines = lines[:0]
-		}
-	}
-	flush(lines)
-	if err := sc.Err(); err != nil {
+	failed, err := symbolizeStream(ctx, b, src, opts, out)
+	if err != nil {
 		fmt.Fprintln(stderr, "crashsig symbolize:", err)
 		return 1
 	}
-	return status
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// lineSource is a bufio.Scanner or the command-line PCs.
+type lineSource interface {
+	Scan() bool
+	Text() string
+	Err() error
+}
+
+type argLines struct {
+	args []string
+	cur  string
+}
+
+func (a *argLines) Scan() bool {
+	if len(a.args) == 0 {
+		return false
+	}
+	a.cur, a.args = a.args[0], a.args[1:]
+	return true
+}
+func (a *argLines) Text() string { return a.cur }
+func (a *argLines) Err() error   { return nil }
+
+// symChunk is a run of input lines and, once a worker is done, their output.
+type symChunk struct {
+	lines  []string
+	buf    bytes.Buffer
+	failed bool
+	done   chan struct{}
+}
+
+// symbolizeStream symbolizes the PCs of src, one a line, with GOMAXPROCS
+// workers (Lookup is safe for concurrent use; demangling and the first
+// parse of a compile unit dominate and run in parallel) and writes the
+// results to out in input order. Lines travel in chunks of 256, at most
+// 4 per worker in flight, so memory stays bounded on any input size and
+// no worker waits for a slow neighbour's whole batch.
+func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, opts symOutOpts, out io.Writer) (failed bool, err error) {
+	const chunkLines = 256
+	workers := runtime.GOMAXPROCS(0)
+	free := make(chan *symChunk, 4*workers)
+	for range 4 * workers {
+		free <- &symChunk{lines: make([]string, 0, chunkLines), done: make(chan struct{}, 1)}
+	}
+	work := make(chan *symChunk, 4*workers)
+	order := make(chan *symChunk, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				c.buf.Reset()
+				c.failed = symbolizeLines(b, c.lines, opts, &c.buf)
+				c.done <- struct{}{}
+			}
+		}()
+	}
+	// The writer drains finished chunks in input order.
+	writeErr := make(chan error, 1)
+	go func() {
+		var werr error
+		for c := range order {
+			<-c.done
+			if werr == nil {
+				_, werr = out.Write(c.buf.Bytes())
+			}
+			failed = failed || c.failed
+			c.lines = c.lines[:0]
+			free <- c
+		}
+		writeErr <- werr
+	}()
+	c := <-free
+	for src.Scan() {
+		c.lines = append(c.lines, src.Text())
+		if len(c.lines) == chunkLines {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+			order <- c
+			work <- c
+			c = <-free
+		}
+	}
+	if len(c.lines) > 0 && err == nil {
+		order <- c
+		work <- c
+	}
+	close(work)
+	close(order)
+	wg.Wait()
+	werr := <-writeErr
+	if err == nil {
+		err = src.Err()
+	}
+	if err == nil {
+		err = werr
+	}
+	return failed, err
 }
 
 type symOutOpts struct {

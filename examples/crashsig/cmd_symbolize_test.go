@@ -74,3 +74,30 @@ func TestCmdSymbolize(t *testing.T) {
 		t.Errorf("missing file: exit %d %q", code, errs)
 	}
 }
+
+// TestCmdSymbolizeOrder feeds thousands of PCs through stdin, so that the
+// chunks are symbolized by concurrent workers, and checks that the output
+// is in input order: it must equal the per-PC outputs concatenated.
+func TestCmdSymbolizeOrder(t *testing.T) {
+	bin := extractTestBinary(t, "o2-nofp-dw4")
+	pcs := []string{"0x402e20", "deadbeef0", "0x402e10", "starrocks_be+0x402e21", "zz"}
+	var in strings.Builder
+	var want strings.Builder
+	per := map[string]string{}
+	for _, pc := range pcs {
+		out, _, _ := runSymbolize(t, "", "--binary", bin, "--exact", pc)
+		per[pc] = out
+	}
+	for i := range 5000 {
+		pc := pcs[(i*7+i/3)%len(pcs)]
+		in.WriteString(pc + "\n")
+		want.WriteString(per[pc])
+	}
+	out, _, code := runSymbolize(t, in.String(), "--binary", bin, "--exact")
+	if code != 1 { // "zz" is not an address
+		t.Errorf("exit %d, want 1", code)
+	}
+	if out != want.String() {
+		t.Errorf("output of 5000 PCs differs from the per-PC outputs in input order (%d vs %d bytes)", len(out), want.Len())
+	}
+}
