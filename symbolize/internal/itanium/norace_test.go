@@ -1,0 +1,5 @@
+//go:build !race
+
+package itanium
+
+const raceEnabled = false
