@@ -73,7 +73,9 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	}
 	start := len(dst)
 	if b.dw != nil {
-		dst, err = b.dw.lookup(dst, pc, b.dem, opts.NoDemangle)
+		// The outermost frame is renamed from the symbol table below, so
+		// its DWARF name need not be demangled.
+		dst, err = b.dw.lookup(dst, pc, b.dem, opts.NoDemangle, symName != "")
 	}
 	if len(dst) == start {
 		if symName == "" {
@@ -100,7 +102,10 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 }
 
 // lookup appends the DWARF inline chain of pc, innermost first.
-func (d *dwData) lookup(dst []Location, pc uint64, dem *Demangler, noDem bool) ([]Location, error) {
+//
+// noDem leaves names undemangled; noDemOuter does so for the outermost
+// frame only (the caller names it from the symbol table).
+func (d *dwData) lookup(dst []Location, pc uint64, dem *Demangler, noDem, noDemOuter bool) ([]Location, error) {
 	u := d.unitFor(pc)
 	if u == nil {
 		return dst, nil
@@ -164,7 +169,7 @@ func (d *dwData) lookup(dst []Location, pc uint64, dem *Demangler, noDem bool) (
 		ni := chain[k]
 		fn := d.nodeName(t, ni)
 		pretty := fn.undemangled()
-		if !noDem {
+		if !noDem && !(noDemOuter && k == 0) {
 			pretty = fn.demangled(dem)
 		}
 		dst = append(dst, Location{Function: pretty, Linkage: fn.raw, File: file, Line: line, Column: col})
