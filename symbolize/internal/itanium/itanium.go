@@ -114,7 +114,7 @@ func Demangle(name string) (string, bool) {
 // exactly what demangle.ToString(name, demangle.MaxLength(16)) returns.
 func (d *Demangler) AppendDemangle(dst []byte, name string) (out []byte, ok bool) {
 	if len(name) < 3 || name[0] != '_' || name[1] != 'Z' || len(name) > maxInput ||
-		strings.IndexByte(name, 0) >= 0 || oldRust(name) {
+		strings.IndexByte(name, 0) >= 0 || maybeOldRust(name) {
 		return dst, false
 	}
 	d.reset(name[2:], dst)
@@ -183,9 +183,10 @@ func (d *Demangler) cloneSuffix(a int32) int32 {
 	return id
 }
 
-// oldRust reports names the reference may demangle as old-style Rust
-// symbols (_ZN…17h<16 hex digits>E).
-func oldRust(name string) bool {
+// maybeOldRust reports names the reference may demangle as old-style
+// Rust symbols: _ZN…17h<16 lower-case hex digits>E, optionally followed
+// by a suffix starting with ".".
+func maybeOldRust(name string) bool {
 	if !strings.HasPrefix(name, "_ZN") {
 		return false
 	}
@@ -193,5 +194,13 @@ func oldRust(name string) bool {
 	if pos := strings.LastIndex(r, "E."); pos > 0 {
 		r = r[:pos+1]
 	}
-	return strings.HasSuffix(r, "E") && len(r) > 23 && r[len(r)-20:len(r)-17] == "17h"
+	if !strings.HasSuffix(r, "E") || len(r) <= 23 || r[len(r)-20:len(r)-17] != "17h" {
+		return false
+	}
+	for _, c := range []byte(r[len(r)-17 : len(r)-1]) {
+		if !isDigit(c) && (c < 'a' || c > 'f') {
+			return false // the reference demangles it as C++
+		}
+	}
+	return true
 }

@@ -13,7 +13,8 @@ var (
 	reParam = regexp.MustCompile(`T[0-9]*_`)
 	inserts = []string{"K", "V", "r", "R", "O", "P", "Dp", "KT_", "RS_", "PFvvE", "FviE", "M3FooFviE", "A3_", "Do",
 		"S_", "S0_", "S1_", "T_", "T0_", "IiE", "IJEE", "IJiEE", "Li1E", "Lb0E", "DnLDnE", "Ss", "Sa", "St", "B5cxx11",
-		"C1", "D0", "Ut_", "UlvE_", "UlT_E_", "Z1fvE", "cvi", "ls", "Dn", "Da", "E", "N", "I", "J", "L", "Z"}
+		"C1", "D0", "Ut_", "UlvE_", "UlT_E_", "Z1fvE", "cvi", "ls", "Dn", "Da", "E", "N", "I", "J", "L", "Z",
+		"XadL_Z1fvEE", "X1aIiEE", "XsrT_1aE", "XspT_E", "Xfp_E", "XfpTE", "Xsr1a1bE1cE", "XsrS_1aE", "Xadsr1aE1bE"}
 )
 
 // TestMutations compares mutants of real names that stay close to valid

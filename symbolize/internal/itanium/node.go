@@ -40,6 +40,8 @@ const (
 	kClone                     // a = base, input[ls:ln] = suffix
 	kSpecial                   // a = value, num = prefix index into specialPrefixes
 	kSpecial2                  // a, b = values, num = prefix index
+	kUnaryAddr                 // the unary & expression: a = operand
+	kFunctionParam             // function parameter in an expression: num (0 = this)
 )
 
 // Node flags. The "contains" flags are propagated from children to

@@ -1164,7 +1164,10 @@ func (d *Demangler) templateArg() int32 {
 	case 0:
 		d.fail()
 	case 'X':
-		d.fail() // expressions
+		d.pos++
+		e := d.expression()
+		d.expect('E')
+		return e
 	case 'L':
 		return d.exprPrimary()
 	case 'I', 'J':
@@ -1314,4 +1317,135 @@ func (d *Demangler) substitution(forPrefix bool) int32 {
 		d.addSub(a)
 	}
 	return a
+}
+
+// expression parses the subset of <expression> handled here: literals,
+// template parameters, names with template arguments, unresolved names
+// (sr), pack expansions (sp), function parameters (fp) and the address-of
+// operator (ad). Everything else fails.
+func (d *Demangler) expression() int32 {
+	d.enter()
+	defer func() { d.depth-- }()
+	if d.eof() {
+		d.fail()
+	}
+	c, c1 := d.peek(), d.peek1()
+	switch {
+	case c == 'L':
+		return d.exprPrimary()
+	case c == 'T':
+		return d.templateParam()
+	case c == 's' && c1 == 'r':
+		return d.unresolvedName()
+	case c == 's' && c1 == 'p':
+		d.pos += 2
+		e := d.expression()
+		pack := d.findArgumentPack(e)
+		id := d.newNode(kPackExp, e, pack)
+		d.nodes[id].flags |= fPE
+		return id
+	case c == 'f' && c1 == 'p':
+		d.pos += 2
+		if d.peek() == 'T' {
+			d.pos++
+			return d.constNode(kFunctionParam, 0)
+		}
+		d.cvQualifiers()
+		return d.constNode(kFunctionParam, int32(d.compactNumber()+1))
+	case isDigit(c) || (c == 'o' && c1 == 'n'):
+		if c == 'o' {
+			d.pos += 2
+		}
+		n, isCast := d.unqualifiedName()
+		if isCast {
+			d.fail()
+		}
+		if d.peek() == 'I' {
+			n = d.template(n)
+		}
+		return n
+	case c == 'a' && c1 == 'd':
+		d.pos += 2
+		return d.newNode(kUnaryAddr, d.expression(), -1)
+	}
+	d.fail()
+	return -1
+}
+
+// unresolvedName parses <unresolved-name> without the gs prefix.
+func (d *Demangler) unresolvedName() int32 {
+	if d.peek() == 'g' {
+		d.fail()
+	}
+	d.pos += 2 // sr
+	if d.eof() {
+		d.fail()
+	}
+	switch d.peek() {
+	case 'T', 'D', 'S':
+		t := d.demangleType()
+		n := d.newNode(kQualified, t, d.baseUnresolvedName())
+		if d.peek() == 'I' {
+			n = d.template(n)
+			d.addSub(n)
+		}
+		return n
+	}
+	s := int32(-1)
+	if d.peek() == 'N' {
+		d.pos++
+		s = d.demangleType()
+	}
+	for d.peek() != 'E' {
+		// GCC can emit type/name without an 'E'.
+		if s >= 0 && !d.eof() && !isDigit(d.peek()) {
+			if q := &d.nodes[s]; q.kind == kQualified {
+				if t := q.a; d.nodes[t].kind == kTemplate {
+					d.addSub(d.nodes[t].a)
+					d.addSub(t)
+				} else {
+					d.addSub(t)
+				}
+				return s
+			}
+		}
+		n := d.sourceName()
+		if d.peek() == 'I' {
+			d.addSub(n)
+			n = d.template(n)
+		}
+		if s < 0 {
+			s = n
+		} else {
+			s = d.newNode(kQualified, s, n)
+		}
+	}
+	if s < 0 {
+		d.fail()
+	}
+	d.pos++
+	return d.newNode(kQualified, s, d.baseUnresolvedName())
+}
+
+// baseUnresolvedName parses <base-unresolved-name> without dn.
+func (d *Demangler) baseUnresolvedName() int32 {
+	var n int32
+	switch {
+	case d.peek() == 'd' && d.peek1() == 'n':
+		d.fail()
+	case d.peek() == 'o' && d.peek1() == 'n':
+		d.pos += 2
+		fallthrough
+	case !isDigit(d.peek()):
+		var isCast bool
+		if n, isCast = d.operatorName(); isCast {
+			d.fail()
+		}
+	default:
+		n = d.sourceName()
+	}
+	if d.peek() == 'I' {
+		n = d.template(n)
+	}
+	return n
 }

@@ -190,21 +190,7 @@ func (d *Demangler) printNode(id int32) {
 			d.print(n.a)
 			return
 		}
-		base := n.a
-		paren := true
-		switch b := &d.nodes[base]; b.kind {
-		case kName, kConst, kAbbrev:
-			paren = false
-		case kQualified:
-			paren = b.flags&fLocal != 0
-		}
-		if paren {
-			d.writeByte('(')
-		}
-		d.print(base)
-		if paren {
-			d.writeByte(')')
-		}
+		d.parenthesize(n.a)
 		d.writeString("...")
 	case kArgPack:
 		for i := int32(0); i < d.nodes[id].ln; i++ {
@@ -243,6 +229,23 @@ func (d *Demangler) printNode(id int32) {
 	case kSpecial:
 		d.writeString(specialPrefixes[n.num])
 		d.print(n.a)
+	case kUnaryAddr:
+		// The reference does not print the parameters of a function
+		// whose address is taken.
+		e := n.a
+		if en := &d.nodes[e]; en.kind == kTyped && d.nodes[en.b].kind == kFunction {
+			e = en.a
+		}
+		d.writeString("&")
+		d.parenthesize(e)
+	case kFunctionParam:
+		if n.num == 0 {
+			d.writeString("this")
+		} else {
+			d.writeRaw("{parm#")
+			d.out = strconv.AppendInt(d.out, int64(n.num), 10)
+			d.writeRaw("}")
+		}
 	case kSpecial2:
 		v2 := n.b
 		d.writeString(specialPrefixes[n.num])
@@ -508,5 +511,23 @@ func (d *Demangler) printLiteral(id int32) {
 	d.writeString(val)
 	if isFloat {
 		d.writeByte(']')
+	}
+}
+
+// parenthesize mirrors the reference's parenthesize.
+func (d *Demangler) parenthesize(id int32) {
+	paren := true
+	switch n := &d.nodes[id]; n.kind {
+	case kName, kConst, kAbbrev, kFunctionParam:
+		paren = false
+	case kQualified:
+		paren = n.flags&fLocal != 0
+	}
+	if paren {
+		d.writeByte('(')
+	}
+	d.print(id)
+	if paren {
+		d.writeByte(')')
 	}
 }

@@ -15,7 +15,7 @@ func children(k kind) (a, b, l bool) {
 	case kTemplate, kFunction:
 		return true, false, true
 	case kTWQ, kMWQ, kPointer, kRef, kRRef, kCast, kDtor, kPackExp, kLiteral,
-		kDefaultArg, kClone, kSpecial:
+		kDefaultArg, kClone, kSpecial, kUnaryAddr:
 		return true, false, false
 	case kArgPack, kExprList, kClosure:
 		return false, false, true
