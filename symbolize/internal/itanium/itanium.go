@@ -36,8 +36,13 @@
 // pack expansion, an argument pack) let the substitution copy and the
 // simplify pass skip the subtrees the reference would leave unchanged.
 //
-// Not implemented (ok=false): expressions in template arguments
-// (X…E, decltype DT/Dt, fp), template parameter declarations (Ty, Tn, Tk,
+// Expressions in template arguments are handled for the forms real names
+// use most: names with template arguments (is_invocable_r_v<…>),
+// unresolved names (sr), pack expansions (sp), function parameters (fp),
+// the address-of operator (ad) and literals.
+//
+// Not implemented (ok=false): other expressions (operators, casts, calls,
+// decltype DT/Dt, sizeof...), template parameter declarations (Ty, Tn, Tk,
 // explicit lambda template parameters), TL template parameter levels,
 // conversion operators whose type mentions a template parameter, C++20
 // constraints (Q), modules (W), friends (F), structured bindings (DC),
@@ -46,13 +51,21 @@
 // imaginary types, array dimensions given as expressions, noexcept(expr)
 // and throw() specifications, string and lambda literals, the literal
 // operator (li), Ue unnamed enums, Ub block literals, enable_if
-// attributes, explicit object parameters (NH), Java resources, old-style
-// Rust names, and the _GLOBAL_ and ___Z forms (only _Z names are
-// handled). Inputs that would make the reference skip a node it is
-// already printing (its cycle guard) or fold qualifiers/references of
-// non-template types also return ok=false.
+// attributes, explicit object parameters (NH), Java resources, names the
+// reference may read as old-style Rust (_ZN…17h<16 hex digits>E), and the
+// _GLOBAL_ and ___Z forms (only _Z names are handled). Inputs that would
+// make the reference skip a node it is already printing (its cycle guard)
+// or fold qualifiers/references of non-template types also return
+// ok=false.
 //
-// Figures are in README.md.
+// # Figures
+//
+// On the 8,371 symbench names of testdata/names.txt.gz (AMD EPYC):
+// 730 ns/name and 0 allocations with a warm Demangler and a reused dst,
+// against 8.7 µs and 79 allocations for the reference and 1.35 µs for GNU
+// c++filt (whole process). Coverage: 100 % of the 83,705 _Z names of the
+// symbench backend, 99.93 % of testdata/names.txt.gz, 99.98 % of the
+// 84,901 names of the system C++ libraries. README.md has the commands.
 package itanium
 
 import "strings"

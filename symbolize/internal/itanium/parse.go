@@ -17,7 +17,7 @@ func (d *Demangler) fail() { panic(failure{}) }
 const (
 	maxDepth  = 200     // parse and print recursion bound
 	maxInput  = 1 << 16 // longest mangled name handled
-	maxNodes  = 1 << 20 // arena bound
+	maxNodes  = 1 << 16 // arena bound (about 2.4 MB of nodes)
 	maxOutput = 1 << 16 // the reference truncates longer output (MaxLength(16))
 )
 
