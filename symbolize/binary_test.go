@@ -14,7 +14,11 @@ import (
 
 // cxxVariants are the committed test binaries (testdata/cxx/bin/*.gz, see
 // testdata/cxx/build.sh).
-var cxxVariants = []string{"o2-fp-dw5", "o2-nofp-dw4", "o2-gz", "o2-zstd", "split"}
+var cxxVariants = []string{"o2-fp-dw5", "o2-nofp-dw4", "o2-gz", "o2-zstd", "split",
+	"gcc-types", "gcc-split", "clang-o2-dw5", "clang-o2-dw4"}
+
+// nonPIEVariants are the variants linked as ET_EXEC at 0x400000.
+var nonPIEVariants = map[string]bool{"o2-nofp-dw4": true, "clang-o2-dw4": true}
 
 // extractCxx decompresses the named committed binaries into dir.
 func extractCxx(t testing.TB, dir string, names ...string) {
@@ -77,7 +81,7 @@ func TestOpenBinaryVariants(t *testing.T) {
 			if !b.HasDWARF() {
 				t.Fatal("no DWARF")
 			}
-			wantPIE := v != "o2-nofp-dw4"
+			wantPIE := !nonPIEVariants[v]
 			if b.IsPIE() != wantPIE {
 				t.Errorf("IsPIE = %v, want %v", b.IsPIE(), wantPIE)
 			}
