@@ -100,12 +100,7 @@ func (d *Demangler) Demangle(name string) (string, bool) {
 	if ok {
 		return s, s != name
 	}
-	sc := d.fast.Get().(*demScratch)
-	s, _, sc.buf = demangleWith(&sc.d, sc.buf, name)
-	if cap(sc.buf) > 1<<16 {
-		sc.buf = nil // do not keep a huge buffer alive
-	}
-	d.fast.Put(sc)
+	s = d.demangleOnce(name)
 	sh.mu.Lock()
 	if sh.cache == nil || len(sh.cache) >= d.limit {
 		sh.cache = make(map[string]string)
@@ -113,4 +108,19 @@ func (d *Demangler) Demangle(name string) (string, bool) {
 	sh.cache[strings.Clone(name)] = s
 	sh.mu.Unlock()
 	return s, s != name
+}
+
+// demangleOnce demangles name without the cache, for callers that keep
+// the result themselves (the symbolizer caches it per function and per
+// symbol): with the fast path at well under a microsecond, the cache's
+// hashing and map growth would cost more than they save there.
+func (d *Demangler) demangleOnce(name string) string {
+	sc := d.fast.Get().(*demScratch)
+	s, _, buf := demangleWith(&sc.d, sc.buf, name)
+	sc.buf = buf
+	if cap(sc.buf) > 1<<16 {
+		sc.buf = nil // do not keep a huge buffer alive
+	}
+	d.fast.Put(sc)
+	return s
 }

@@ -66,7 +66,7 @@ func (f *funcName) demangled(dem *Demangler) string {
 	}
 	s := f.scoped
 	if s == "" {
-		s, _ = dem.Demangle(f.raw)
+		s = dem.demangleOnce(f.raw)
 	}
 	f.pretty.Store(&s)
 	return s

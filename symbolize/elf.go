@@ -523,7 +523,7 @@ func (t *symTable) demangledAt(i int, dem *Demangler) string {
 	if p := t.dems[i].Load(); p != nil {
 		return *p
 	}
-	s, _ := dem.Demangle(t.nameAt(i))
+	s := dem.demangleOnce(t.nameAt(i))
 	t.dems[i].Store(&s)
 	return s
 }
