@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 )
@@ -198,6 +199,14 @@ func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err e
 			b.warns = append(b.warns, err)
 		} else {
 			b.dw = dw
+			// .dwo files of split DWARF are also looked for beside the
+			// binary and its debug file (dwarf_split.go).
+			dw.split.maxSec = opts.MaxSectionSize
+			for _, p := range []string{path, b.dbgPath} {
+				if p != "" && !slicesContains(dw.split.dirs, filepath.Dir(p)) {
+					dw.split.dirs = append(dw.split.dirs, filepath.Dir(p))
+				}
+			}
 		}
 	}
 	return b, nil
@@ -233,7 +242,22 @@ func (b *Binary) HasDWARF() bool { return b.dw != nil }
 
 // Warnings returns the non-fatal problems met while opening: rejected
 // debug file candidates (with their typed errors), unreadable sections.
-func (b *Binary) Warnings() []error { return append([]error(nil), b.warns...) }
+// For split DWARF (-gsplit-dwarf) it also names the skeleton units whose
+// .dwo file was not found; finding that out opens the .dwo files.
+func (b *Binary) Warnings() []error {
+	w := append([]error(nil), b.warns...)
+	if b.closed.Load() {
+		return w
+	}
+	b.life.RLock()
+	defer b.life.RUnlock()
+	if b.dw != nil && !b.closed.Load() {
+		if err := b.dw.splitWarning(); err != nil {
+			w = append(w, err)
+		}
+	}
+	return w
+}
 
 // Close unmaps the files. Strings returned by earlier lookups stay valid.
 // Lookups after Close return ErrClosed.

@@ -34,6 +34,8 @@ func FuzzOpenBinary(f *testing.F) {
 	tiny := readGz(f, "tiny")
 	f.Add(tiny)
 	f.Add(tiny[:len(tiny)/2])
+	// The same program built by clang: strx/addrx/rnglistx forms, no .debug_aranges.
+	f.Add(readGz(f, "tiny-clang"))
 	// The 600 KB C++ binaries are left out of the seeds: the fuzzer spends
 	// its time minimizing them instead of exploring (the tests cover them).
 	f.Fuzz(func(t *testing.T, data []byte) {

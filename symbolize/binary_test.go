@@ -15,7 +15,7 @@ import (
 // cxxVariants are the committed test binaries (testdata/cxx/bin/*.gz, see
 // testdata/cxx/build.sh).
 var cxxVariants = []string{"o2-fp-dw5", "o2-nofp-dw4", "o2-gz", "o2-zstd", "split",
-	"gcc-types", "gcc-split", "clang-o2-dw5", "clang-o2-dw4"}
+	"gcc-types", "gcc-split", "clang-o2-dw5", "clang-o2-dw4", "clang-split"}
 
 // nonPIEVariants are the variants linked as ET_EXEC at 0x400000.
 var nonPIEVariants = map[string]bool{"o2-nofp-dw4": true, "clang-o2-dw4": true}
@@ -51,8 +51,11 @@ func cxxBinary(t testing.TB, variant string) string {
 	t.Helper()
 	dir := t.TempDir()
 	names := []string{variant}
-	if variant == "split" {
+	switch variant {
+	case "split":
 		names = append(names, "split.debug")
+	case "clang-split":
+		names = append(names, "clang-split.dwo") // found beside the binary
 	}
 	if _, err := os.Stat(filepath.Join("testdata", "cxx", "bin", variant+".gz")); err != nil {
 		t.Skipf("variant %s not built: %v", variant, err)

@@ -38,7 +38,10 @@ const (
 	dwAtStrOffsetsBase  = 0x72
 	dwAtAddrBase        = 0x73
 	dwAtRnglistsBase    = 0x74
+	dwAtDwoName         = 0x76
 	dwAtMIPSLinkageName = 0x2007
+	dwAtGNUDwoName      = 0x2130
+	dwAtGNUDwoID        = 0x2131
 	dwAtGNURangesBase   = 0x2132
 	dwAtGNUAddrBase     = 0x2133
 
@@ -111,6 +114,9 @@ type dwData struct {
 	bg       sync.WaitGroup            // the background scanAll
 	abbrevMu sync.Mutex
 	abbrevs  map[abbrevKey]*dwAbbrevTable
+	// Split DWARF (dwarf_split.go): the .dwo files opened for skeleton
+	// units; parent is the skeleton's dwData when this one is a .dwo.
+	split splitState
 	// Resolved names and the namespaces of internal-linkage functions, by
 	// DIE offset, sharded so that concurrent lookups and unit parses
 	// rarely wait for each other (one RWMutex over one map serialized
@@ -200,6 +206,15 @@ type dwUnit struct {
 	hasStmt                        bool
 	strOffsBase, addrBase, rngBase uint64
 	hasRngBase                     bool
+	// Split DWARF: the .dwo a skeleton unit names, its id (DWARF 5 unit
+	// header, or DW_AT_GNU_dwo_id) and DW_AT_GNU_ranges_base, which
+	// applies to the split unit's DW_AT_ranges only (as in LLVM).
+	dwoName    string
+	dwoID      uint64
+	hasDwoID   bool
+	gnuRngBase uint64
+	splitOnce  sync.Once
+	split      atomic.Pointer[dwoLink]
 
 	tabOnce sync.Once
 	tab     *cuTables
@@ -332,6 +347,7 @@ func (d *dwData) closeAll() {
 		d.infoProg.stop()
 	}
 	d.bg.Wait()
+	d.closeSplit()
 }
 
 // parseUnitHeader decodes the unit header at start. It returns nil (and
@@ -368,7 +384,7 @@ func (d *dwData) parseUnitHeader(start uint64) (*dwUnit, uint64, error) {
 		u.abbrevOff = r.uN(osz)
 		switch u.unitType {
 		case 4, 5: // skeleton, split_compile: dwo_id
-			r.skip(8)
+			u.dwoID, u.hasDwoID = r.u64(), true
 		case 2, 6: // type, split_type: signature + type offset
 			r.skip(8)
 			r.skip(uint64(osz))
@@ -866,11 +882,15 @@ func (d *dwData) prepare(u *dwUnit) error {
 				u.strOffsBase = v
 			case dwAtAddrBase, dwAtGNUAddrBase:
 				u.addrBase = v
-			case dwAtRnglistsBase, dwAtGNURangesBase:
+			case dwAtRnglistsBase:
 				u.rngBase, u.hasRngBase = v, true
+			case dwAtGNURangesBase:
+				u.gnuRngBase = v
+			case dwAtGNUDwoID:
+				u.dwoID, u.hasDwoID = v, true
 			case dwAtStmtList:
 				u.stmt, u.hasStmt = v, true
-			case dwAtLowPC, dwAtName, dwAtCompDir:
+			case dwAtLowPC, dwAtName, dwAtCompDir, dwAtDwoName, dwAtGNUDwoName:
 				if n < len(ps) {
 					ps[n] = pend{s.at, k, v}
 					n++
@@ -889,6 +909,8 @@ func (d *dwData) prepare(u *dwUnit) error {
 				u.name = string(d.strValue(u, p.kind, p.v))
 			case dwAtCompDir:
 				u.compDir = string(d.strValue(u, p.kind, p.v))
+			case dwAtDwoName, dwAtGNUDwoName:
+				u.dwoName = string(d.strValue(u, p.kind, p.v))
 			}
 		}
 	})

@@ -110,6 +110,7 @@ func (d *dwData) lookup(dst []Location, pc uint64, dem *Demangler, noDem, noDemO
 	if u == nil {
 		return dst, nil
 	}
+	d, u = d.splitOf(u) // a skeleton's split unit in its .dwo (dwarf_split.go)
 	t, err := d.tables(u)
 	if err != nil {
 		return dst, err

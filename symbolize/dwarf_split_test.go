@@ -1,0 +1,160 @@
+package symbolize
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maxDepthIn returns the deepest inline chain over the first n bytes of
+// the function sym.
+func maxDepthIn(t *testing.T, b *Binary, sym string, n uint64) []Location {
+	t.Helper()
+	var best []Location
+	a := symAddr(t, b, sym)
+	for off := uint64(0); off < n; off++ {
+		l, err := b.Lookup(a+off, LookupOptions{Exact: true})
+		if err != nil {
+			t.Fatalf("%s+%d: %v", sym, off, err)
+		}
+		if len(l) > len(best) {
+			best = l
+		}
+	}
+	return best
+}
+
+func splitWarning(b *Binary) string {
+	for _, w := range b.Warnings() {
+		if strings.Contains(w.Error(), "split DWARF") {
+			return w.Error()
+		}
+	}
+	return ""
+}
+
+// TestSplitDWARF: a skeleton unit is followed into its .dwo (found beside
+// the binary); without the .dwo, or with a .dwo of another build, lookups
+// give the symbol name and the skeleton's line table and Warnings says why.
+func TestSplitDWARF(t *testing.T) {
+	const worker = "_ZN9starrocks12_GLOBAL__N_111anon_workerEi"
+	path := cxxBinary(t, "clang-split") // with clang-split.dwo beside it
+	t.Run("dwo", func(t *testing.T) {
+		b, err := OpenBinary(path, BinaryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if w := splitWarning(b); w != "" {
+			t.Errorf("warning with the .dwo present: %s", w)
+		}
+		chain := maxDepthIn(t, b, worker, 64)
+		if len(chain) < 3 || !strings.HasPrefix(chain[0].Function, "starrocks::(anonymous namespace)::mix") {
+			t.Errorf("anon_worker: want >= 3 frames through the .dwo, got %s", formatLocs(chain))
+		}
+		// Strings outlive Close, which also closes the .dwo.
+		fn := chain[0].Function
+		b.Close()
+		if !strings.Contains(fn, "mix") {
+			t.Errorf("name after Close = %q", fn)
+		}
+	})
+	missing := func(t *testing.T, bin, wantWarn string) {
+		t.Helper()
+		b, err := OpenBinary(bin, BinaryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		w := splitWarning(b)
+		if !strings.Contains(w, wantWarn) {
+			t.Errorf("Warnings = %q, want one containing %q", w, wantWarn)
+		}
+		for _, pc := range testPCs(b) {
+			l, err := b.Lookup(pc, LookupOptions{Exact: true})
+			if err != nil || len(l) != 1 {
+				t.Fatalf("%#x: %s, %v: want one frame", pc, formatLocs(l), err)
+			}
+			if l[0].Symbol == "" || l[0].Linkage != l[0].Symbol || (l[0].File != "" && !strings.HasPrefix(l[0].File, "/")) {
+				t.Fatalf("%#x: %s", pc, formatLocs(l))
+			}
+		}
+		chain := maxDepthIn(t, b, worker, 64)
+		if chain[0].File != "/src/crashsig-cxx/backend.cpp" || chain[0].Line == 0 {
+			t.Errorf("no line from the skeleton's line table: %s", formatLocs(chain))
+		}
+	}
+	t.Run("no-dwo", func(t *testing.T) {
+		dir := t.TempDir()
+		extractCxx(t, dir, "clang-split")
+		missing(t, filepath.Join(dir, "clang-split"), "1 of 1 skeleton units without their .dwo file")
+	})
+	t.Run("wrong-dwo", func(t *testing.T) {
+		// The .dwo of another build: its dwo id differs.
+		dir := t.TempDir()
+		extractCxx(t, dir, "clang-split", "clang-split.dwo")
+		dwo := filepath.Join(dir, "clang-split.dwo")
+		data, err := os.ReadFile(dwo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenBinary(filepath.Join(dir, "clang-split"), BinaryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := b.dw.unitFor(symAddr(t, b, worker))
+		var id [8]byte
+		binary.LittleEndian.PutUint64(id[:], u.dwoID)
+		b.Close()
+		i := bytes.Index(data, id[:])
+		if i < 0 {
+			t.Fatalf("dwo id %x not in the .dwo", id)
+		}
+		data[i] ^= 0xff
+		if err := os.WriteFile(dwo, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		missing(t, filepath.Join(dir, "clang-split"), "no split unit with dwo id")
+	})
+	t.Run("gcc-skeleton", func(t *testing.T) {
+		missing(t, cxxBinary(t, "gcc-split"), "gcc-split.dwo")
+	})
+}
+
+// TestGNURangesBaseSkeleton: DW_AT_GNU_ranges_base (GCC's DWARF 4
+// -gsplit-dwarf) applies to the split unit's DW_AT_ranges, not to the
+// skeleton's own, which is a plain .debug_ranges offset (LLVM ignores it
+// there too). The reader used to add it, so a second skeleton unit, whose
+// base equals its own ranges offset, got no ranges at all.
+func TestGNURangesBaseSkeleton(t *testing.T) {
+	le := binary.LittleEndian
+	// abbrev 1: compile_unit, no children, ranges sec_offset, GNU_ranges_base sec_offset, stmt_list absent.
+	abbrev := []byte{1, dwTagCompileUnit, 0, dwAtRanges, dwFormSecOffset, 0xb2, 0x42, dwFormSecOffset, 0, 0, 0}
+	body := []byte{4, 0, 0, 0, 0, 0, 8, 1} // version 4, abbrev offset 0, address size 8, abbrev code 1
+	body = le.AppendUint32(body, 0x20)     // DW_AT_ranges
+	body = le.AppendUint32(body, 0x20)     // DW_AT_GNU_ranges_base
+	info := le.AppendUint32(nil, uint32(len(body)))
+	info = append(info, body...)
+	ranges := make([]byte, 0x20)
+	ranges = le.AppendUint64(ranges, 0x1000)
+	ranges = le.AppendUint64(ranges, 0x1100)
+	ranges = append(ranges, make([]byte, 16)...)
+	d := &dwData{order: le, info: info, abbrev: abbrev, ranges: ranges, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
+	u, _, err := d.parseUnitHeader(0)
+	if err != nil || u == nil {
+		t.Fatal(u, err)
+	}
+	if err := d.prepare(u); err != nil {
+		t.Fatal(err)
+	}
+	got := d.cuDIERanges(u)
+	if len(got) != 1 || got[0] != [2]uint64{0x1000, 0x1100} {
+		t.Errorf("skeleton ranges = %#x, want [[0x1000 0x1100]]", got)
+	}
+	if u.gnuRngBase != 0x20 {
+		t.Errorf("gnuRngBase = %#x, want 0x20 (kept for the split unit)", u.gnuRngBase)
+	}
+}
