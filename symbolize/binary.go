@@ -201,7 +201,7 @@ func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err e
 			b.dw = dw
 			// .dwo files of split DWARF are also looked for beside the
 			// binary and its debug file (dwarf_split.go).
-			dw.split.maxSec = opts.MaxSectionSize
+			dw.split.maxSec, dw.split.follow = opts.MaxSectionSize, path != ""
 			for _, p := range []string{path, b.dbgPath} {
 				if p != "" && !slicesContains(dw.split.dirs, filepath.Dir(p)) {
 					dw.split.dirs = append(dw.split.dirs, filepath.Dir(p))

@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,11 +18,14 @@ import (
 // itself when absolute) and also beside the binary and its debug file.
 // Without it, the unit still gives the line table's file:line and the
 // symbol table's name (what llvm-symbolizer prints), and Warnings says so.
-// .dwp packages are not read.
+// .dwp packages are not read. Like separate debug files, .dwo files are
+// not looked for on disk for a Binary made by NewBinary; only regular
+// files are opened.
 
 // splitState is the split-DWARF part of a dwData.
 type splitState struct {
 	parent *dwData  // the skeleton's DWARF, when this dwData is a .dwo
+	follow bool     // look for .dwo files on disk (OpenBinary, not NewBinary)
 	dirs   []string // directories searched for .dwo files besides comp_dir
 	maxSec int64    // BinaryOptions.MaxSectionSize for the .dwo files
 	mu     sync.Mutex
@@ -99,8 +103,14 @@ func slicesContains(xs []string, s string) bool {
 
 // openSplit finds, opens and indexes the .dwo of the skeleton unit u.
 func (d *dwData) openSplit(u *dwUnit) *dwoLink {
+	if !d.split.follow {
+		return &dwoLink{missing: u.dwoName + " (not looked for: NewBinary)"}
+	}
 	var why []string
 	for _, p := range d.dwoCandidates(u) {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
 		img, err := mapELF(p, BinaryOptions{MaxSectionSize: d.split.maxSec})
 		if err != nil {
 			continue

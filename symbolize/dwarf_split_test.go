@@ -119,6 +119,21 @@ func TestSplitDWARF(t *testing.T) {
 		}
 		missing(t, filepath.Join(dir, "clang-split"), "no split unit with dwo id")
 	})
+	t.Run("reader", func(t *testing.T) {
+		// NewBinary does not look for files on disk.
+		data := readGz(t, "clang-split")
+		b, err := NewBinary(bytes.NewReader(data), int64(len(data)), BinaryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if w := splitWarning(b); !strings.Contains(w, "not looked for") {
+			t.Errorf("Warnings = %q", w)
+		}
+		if l := maxDepthIn(t, b, worker, 64); len(l) != 1 {
+			t.Errorf("reader: %s", formatLocs(l))
+		}
+	})
 	t.Run("gcc-skeleton", func(t *testing.T) {
 		missing(t, cxxBinary(t, "gcc-split"), "gcc-split.dwo")
 	})

@@ -15,7 +15,9 @@
 #   split          o2-fp-dw5 stripped of debug info + .gnu_debuglink; split.debug = only-keep-debug
 #   gcc-types      g++ -O2 -g -gdwarf-5 -fdebug-types-section (DW_UT_type units in .debug_info), PIE
 #   gcc-split      g++ -O2 -g -gdwarf-5 -gsplit-dwarf, PIE: skeleton units only, its .dwo is not kept
-#   clang-o2-dw5   clang++-14 -O2 -g (DWARF 5: strx/addrx/rnglistx/loclistx, no .debug_aranges), PIE
+#   clang-o2-dw5   clang++-14 -O2 -g (DWARF 5: strx/addrx/rnglistx/loclistx, no .debug_aranges), PIE;
+#                  a small second TU (extra.cpp, below) is linked first, so backend.cpp's unit has
+#                  non-default DW_AT_str_offsets_base/addr_base/rnglists_base
 #   clang-o2-dw4   clang++-14 -O2 -g -gdwarf-4, non-PIE
 #   clang-split    clang++-14 -O2 -g -gsplit-dwarf, PIE; clang-split.dwo = its split unit
 # The split variants are compiled in $TMP with relative names, so that
@@ -42,7 +44,10 @@ if setarch -R true 2>/dev/null; then NOASLR="setarch -R"; else echo "build.sh: s
   $CXX -pie -Wl,--build-id=sha1 gcc-split.o -o gcc-split && rm gcc-split.o gcc-split.dwo)
 CLANG=${CLANG:-clang++-14}
 if command -v "$CLANG" >/dev/null 2>&1; then
-  $CLANG $COMMON -gdwarf-5 -fPIE -pie backend.cpp -o "$TMP/clang-o2-dw5"
+  printf 'template <typename T> __attribute__((noinline)) T twice(T x) { return x * 2 + 1; }\nint extra_entry(int x) { return twice(x) + int(twice<long>(x)); }\nint (*extra_ptr)(int) = extra_entry;\n' > "$TMP/extra.cpp"
+  (cd "$TMP" && $CLANG -std=c++17 -O2 -g -gdwarf-5 $MAP -fPIE -c extra.cpp -o extra.o && rm extra.cpp)
+  $CLANG $COMMON -gdwarf-5 -fPIE -pie "$TMP/extra.o" backend.cpp -o "$TMP/clang-o2-dw5"
+  rm "$TMP/extra.o"
   $CLANG $COMMON -gdwarf-4 -fno-pie -no-pie backend.cpp -o "$TMP/clang-o2-dw4"
   (cd "$TMP" && $CLANG -std=c++17 -O2 -g -gdwarf-5 -gsplit-dwarf $MAP -fPIE -c "$SRC/backend.cpp" -o clang-split.o &&
     $CLANG -pie -Wl,--build-id=sha1 clang-split.o -o clang-split && rm clang-split.o)
