@@ -242,21 +242,25 @@ func (b *Binary) HasDWARF() bool { return b.dw != nil }
 
 // Warnings returns the non-fatal problems met while opening: rejected
 // debug file candidates (with their typed errors), unreadable sections.
-// For split DWARF (-gsplit-dwarf) it also names the skeleton units whose
-// .dwo file was not found; finding that out opens the .dwo files.
-func (b *Binary) Warnings() []error {
-	w := append([]error(nil), b.warns...)
+// It is cheap; the .dwo files of split DWARF are checked by MissingDWO.
+func (b *Binary) Warnings() []error { return append([]error(nil), b.warns...) }
+
+// MissingDWO reports the skeleton units of split DWARF (-gsplit-dwarf)
+// that lookups have met so far and whose .dwo file was not found (not
+// present, another build's, or not looked for because the Binary came
+// from NewBinary): their functions have no inline frames and no DWARF
+// names. It returns nil when there are none. Call it after a batch of
+// lookups; it is cheap, and the same lookups give the same text.
+func (b *Binary) MissingDWO() error {
 	if b.closed.Load() {
-		return w
+		return ErrClosed
 	}
 	b.life.RLock()
 	defer b.life.RUnlock()
-	if b.dw != nil && !b.closed.Load() {
-		if err := b.dw.splitWarning(); err != nil {
-			w = append(w, err)
-		}
+	if b.dw == nil || b.closed.Load() {
+		return nil
 	}
-	return w
+	return b.dw.splitWarning()
 }
 
 // Close unmaps the files. Strings returned by earlier lookups stay valid.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // like llvm-symbolizer does (DW_AT_comp_dir/DW_AT_dwo_name, or the name
 // itself when absolute) and also beside the binary and its debug file.
 // Without it, the unit still gives the line table's file:line and the
-// symbol table's name (what llvm-symbolizer prints), and Warnings says so.
+// symbol table's name (what llvm-symbolizer prints), and MissingDWO says so.
 // .dwp packages are not read. Like separate debug files, .dwo files are
 // not looked for on disk for a Binary made by NewBinary; only regular
 // files are opened.
@@ -30,9 +31,7 @@ type splitState struct {
 	maxSec int64    // BinaryOptions.MaxSectionSize for the .dwo files
 	mu     sync.Mutex
 	imgs   []*elfImage // opened .dwo files, closed with the binary
-	warnMu sync.Mutex
-	warned bool
-	warn   error
+	miss   []string    // skeletons met whose .dwo was not found, and why
 }
 
 // dwoLink is what a skeleton unit resolves to: the split unit and the
@@ -66,6 +65,11 @@ func (d *dwData) loadSplit(u *dwUnit) *dwoLink {
 		l := noSplit
 		if d.split.parent == nil && d.prepare(u) == nil && u.dwoName != "" {
 			l = d.openSplit(u)
+			if l.d == nil {
+				d.split.mu.Lock()
+				d.split.miss = append(d.split.miss, l.missing)
+				d.split.mu.Unlock()
+			}
 		}
 		u.split.Store(l)
 	})
@@ -204,38 +208,21 @@ func (d *dwData) closeSplit() {
 	d.split.imgs = nil
 }
 
-// splitWarning resolves every skeleton unit (opening the .dwo files
-// found) and returns one warning naming those whose .dwo is missing, or
-// nil. Computed once.
+// splitWarning returns one warning naming the skeleton units met by
+// lookups so far whose .dwo was not found (sorted, so that the same
+// lookups give the same text), or nil.
 func (d *dwData) splitWarning() error {
-	d.split.warnMu.Lock()
-	defer d.split.warnMu.Unlock()
-	if d.split.warned {
-		return d.split.warn
-	}
-	d.split.warned = true
-	if d.scanAll() != nil {
-		return nil
-	}
-	skel := 0
-	var missing []string
-	for _, u := range d.units {
-		if u.unitType == 2 || u.unitType == 6 || d.prepare(u) != nil || u.dwoName == "" {
-			continue
-		}
-		skel++
-		if l := d.loadSplit(u); l.d == nil {
-			missing = append(missing, l.missing)
-		}
-	}
+	d.split.mu.Lock()
+	missing := slices.Clone(d.split.miss)
+	d.split.mu.Unlock()
 	if len(missing) == 0 {
 		return nil
 	}
+	slices.Sort(missing)
 	n := len(missing)
 	if n > 3 {
 		missing = append(missing[:3], "...")
 	}
-	d.split.warn = fmt.Errorf("symbolize: split DWARF: %d of %d skeleton units without their .dwo file, so without inline frames and DWARF function names: %s",
-		n, skel, strings.Join(missing, ", "))
-	return d.split.warn
+	return fmt.Errorf("symbolize: split DWARF: %d skeleton units met without their .dwo file, so without inline frames and DWARF function names: %s",
+		n, strings.Join(missing, ", "))
 }

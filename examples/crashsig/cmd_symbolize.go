@@ -85,6 +85,9 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		src = sc
 	}
 	failed, err := symbolizeStream(ctx, b, src, opts, out)
+	if werr := b.MissingDWO(); werr != nil {
+		fmt.Fprintln(stderr, "crashsig symbolize: warning:", werr)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "crashsig symbolize:", err)
 		return 1

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +101,38 @@ func TestCmdSymbolizeOrder(t *testing.T) {
 	}
 	if out != want.String() {
 		t.Errorf("output of 5000 PCs differs from the per-PC outputs in input order (%d vs %d bytes)", len(out), want.Len())
+	}
+}
+
+// TestCmdSymbolizeMissingDWO: a split-DWARF binary without its .dwo still
+// symbolizes from the symbol table, and the command warns once, at the
+// end, about the .dwo its lookups needed.
+func TestCmdSymbolizeMissingDWO(t *testing.T) {
+	bin := gunzipFixture(t, filepath.Join("..", "..", "symbolize", "testdata", "cxx", "bin", "clang-split.gz"), t.TempDir())
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pc uint64
+	for _, s := range syms {
+		if s.Name == "_ZN9starrocks12_GLOBAL__N_111anon_workerEi" {
+			pc = s.Value + 4
+		}
+	}
+	if pc == 0 {
+		t.Fatal("anon_worker not in the symbol table")
+	}
+	out, errs, code := runSymbolize(t, "", "--binary", bin, "--exact", fmt.Sprintf("%#x", pc))
+	if code != 0 || !strings.HasPrefix(out, "starrocks::(anonymous namespace)::anon_worker(int)\n") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+	if strings.Count(errs, "warning: symbolize: split DWARF: 1 skeleton units met without their .dwo file") != 1 ||
+		!strings.Contains(errs, "clang-split.dwo (not found)") {
+		t.Errorf("stderr = %q", errs)
 	}
 }
