@@ -94,11 +94,6 @@ func (d *Demangler) newList(k kind, a int32, mark int) int32 {
 	return id
 }
 
-func (d *Demangler) list(id int32) []int32 {
-	n := &d.nodes[id]
-	return d.lists[n.ls : n.ls+n.ln]
-}
-
 func (d *Demangler) constNode(k kind, c int32) int32 {
 	id := d.newNode(k, -1, -1)
 	d.nodes[id].num = c
