@@ -13,8 +13,8 @@ type LookupOptions struct {
 	Exact bool
 	// NoDemangle leaves Function undemangled (the raw linkage name, or the
 	// namespace-qualified name of an internal function), saving the
-	// demangler's cost (~10-20 µs per new long C++ name) for callers that
-	// only need raw names or demangle later.
+	// demangler's cost (~1 µs per new C++ name, paid once per name) for
+	// callers that only need raw names or demangle later.
 	NoDemangle bool
 }
 
