@@ -258,13 +258,14 @@ func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
 	if raw == nil {
 		fn = unknownName
 	} else {
-		s := string(raw)
-		fn = &funcName{raw: s}
-		if linkage == nil {
+		if linkage != nil {
+			fn = d.linkageName(linkage)
+		} else {
 			// DW_AT_name only (internal linkage): qualify it with its
 			// namespaces for Function; Linkage keeps the bare name.
+			fn = &funcName{raw: string(raw)}
 			if scope := d.scopeOf(nameOff); scope != "" {
-				fn.scoped = scope + "::" + s
+				fn.scoped = scope + "::" + fn.raw
 			}
 		}
 	}
