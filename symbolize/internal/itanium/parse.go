@@ -5,7 +5,7 @@ import "strings"
 // The parser mirrors the reference's state methods (demangle.go) one for
 // one, including the order in which substitution candidates are recorded
 // and the places where the reference mutates nodes it already built.
-// Constructs that are not implemented call d.fail, which abandons the
+// Constructs this package leaves to the reference call d.fail, which abandons the
 // name (the caller then uses the reference).
 
 // failure is the panic value used to abandon a name; AppendDemangle
