@@ -83,8 +83,19 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			return 2
 		}
 		defer b.Close()
+		for _, w := range b.Warnings() {
+			fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", path, w)
+		}
 		mods = append(mods, symbolize.Module{Binary: b})
 	}
+	// Split-DWARF units whose .dwo the lookups needed but did not find.
+	defer func() {
+		for i, m := range mods {
+			if err := m.Binary.MissingDWO(); err != nil {
+				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", binaries[i], err)
+			}
+		}
+	}()
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	n := 0

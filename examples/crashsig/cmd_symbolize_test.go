@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,6 +134,52 @@ func TestCmdSymbolizeMissingDWO(t *testing.T) {
 	}
 	if strings.Count(errs, "warning: symbolize: split DWARF: 1 skeleton units met without their .dwo file") != 1 ||
 		!strings.Contains(errs, "clang-split.dwo (not found)") {
+		t.Errorf("stderr = %q", errs)
+	}
+}
+
+// TestClassifyBinaryMissingDWO: classify --binary symbolizes an ASAN
+// report's module+offset frames against a split-DWARF binary whose .dwo
+// is missing (symbol-table names), and warns about the .dwo on stderr.
+func TestClassifyBinaryMissingDWO(t *testing.T) {
+	dir := t.TempDir()
+	bin := gunzipFixture(t, filepath.Join("..", "..", "symbolize", "testdata", "cxx", "bin", "clang-split.gz"), dir)
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var off uint64
+	for _, s := range syms {
+		if s.Name == "_ZN9starrocks12_GLOBAL__N_111anon_workerEi" {
+			off = s.Value + 5 // a return address inside it
+		}
+	}
+	if off == 0 {
+		t.Fatal("anon_worker not in the symbol table")
+	}
+	report := fmt.Sprintf(`=================================================================
+==7==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x55d1c2b3a4f4 bp 0x7f3a2bffe9d0 sp 0x7f3a2bffe9c8 T12)
+==7==The signal is caused by a READ memory access.
+    #0 0x55d1c2b3a4f4 in (%s+%#x)
+    #1 0x7f3a4c494ac2 in start_thread (/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
+
+SUMMARY: AddressSanitizer: SEGV (%s+%#x)
+==7==ABORTING
+`, bin, off, bin, off)
+	log := filepath.Join(dir, "be.out")
+	if err := os.WriteFile(log, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "classify", "--json", "--binary", bin, log)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"demangled":"starrocks::(anonymous namespace)::anon_worker(int)"`) {
+		t.Errorf("frame not symbolized from the symbol table:\n%s", out)
+	}
+	if strings.Count(errs, "split DWARF: 1 skeleton units met without their .dwo file") != 1 {
 		t.Errorf("stderr = %q", errs)
 	}
 }
