@@ -27,9 +27,11 @@ const maxDemangleInput = 16 << 10
 //
 // The output is that of github.com/ianlancetaylor/demangle (ToString with
 // MaxLength(16)). Most names take a fast path (internal/itanium, ~10×
-// faster, byte-identical by construction and by a differential test over
-// 100k real names); names with constructs it does not implement go to
-// the reference package.
+// faster and allocation-free; it mirrors the reference's parser and
+// printer, and its tests compare it with the reference on 22k committed
+// real names, all 83.7k names of the symbench binary when present, and
+// fuzzed and mutated input); names with constructs it leaves to the
+// reference go to the reference package.
 func Demangle(name string) (string, bool) {
 	var fast itanium.Demangler
 	s, ok, _ := demangleWith(&fast, nil, name)
