@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -203,7 +204,7 @@ func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err e
 			// binary and its debug file (dwarf_split.go).
 			dw.split.maxSec, dw.split.follow = opts.MaxSectionSize, path != ""
 			for _, p := range []string{path, b.dbgPath} {
-				if p != "" && !slicesContains(dw.split.dirs, filepath.Dir(p)) {
+				if p != "" && !slices.Contains(dw.split.dirs, filepath.Dir(p)) {
 					dw.split.dirs = append(dw.split.dirs, filepath.Dir(p))
 				}
 			}

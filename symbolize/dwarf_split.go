@@ -89,20 +89,11 @@ func (d *dwData) dwoCandidates(u *dwUnit) []string {
 	}
 	out := c[:0]
 	for _, p := range c {
-		if !slicesContains(out, p) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-func slicesContains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // openSplit finds, opens and indexes the .dwo of the skeleton unit u.
