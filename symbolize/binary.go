@@ -175,13 +175,7 @@ func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err e
 	// closed under the goroutine's feet.
 	symsc := make(chan symTable, 1)
 	go func() { symsc <- loadSymbols(img, b.debug) }()
-	syms, gotSyms := symTable{}, false
-	waitSyms := func() symTable {
-		if !gotSyms {
-			syms, gotSyms = <-symsc, true
-		}
-		return syms
-	}
+	waitSyms := sync.OnceValue(func() symTable { return <-symsc })
 	defer func() {
 		if st := waitSyms(); b != nil {
 			b.syms = st
