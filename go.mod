@@ -7,3 +7,5 @@ require (
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	go.yaml.in/yaml/v3 v3.0.6
 )
+
+require github.com/stretchr/testify v1.12.1

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -26,12 +28,9 @@ func TestSimilarity(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := Similarity(c.a, c.b)
-		if s < c.lo-1e-9 || s > c.hi+1e-9 || math.IsNaN(s) {
-			t.Errorf("Similarity(%q, %q) = %.3f, want in [%.2f, %.2f]", c.a, c.b, s, c.lo, c.hi)
-		}
-		if r := Similarity(c.b, c.a); math.Abs(r-s) > 1e-12 {
-			t.Errorf("not symmetric: %.4f vs %.4f", s, r)
-		}
+		assert.False(t, math.IsNaN(s), "Similarity(%q, %q) is NaN", c.a, c.b)
+		assert.InDelta(t, (c.lo+c.hi)/2, s, (c.hi-c.lo)/2+1e-9, "Similarity(%q, %q)", c.a, c.b)
+		assert.InDelta(t, s, Similarity(c.b, c.a), 1e-12, "not symmetric")
 	}
 	// Bottom differences weigh less than top differences.
 	if Similarity(a, []string{"f", "g", "h", "x"}) <= Similarity(a, []string{"x", "g", "h", "i"}) {
