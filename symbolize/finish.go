@@ -383,6 +383,7 @@ func (in *incident) decideProduct(p *parser) {
 	if c.Product == ProductUnknown || c.Product == p.banner.product {
 		if c.Version == "" && p.banner.version != "" {
 			c.Version = p.banner.version
+			c.VersionFromBanner = true
 			if c.Build == "" {
 				c.Build = p.banner.build
 			}

@@ -146,6 +146,11 @@ type Crash struct {
 	// Version is the product version when the input stated it (dump
 	// preamble or a startup banner earlier in the same input).
 	Version string `json:"version"`
+	// VersionFromBanner says that Version came from a startup banner
+	// earlier in the same input (same process lifetime), not from the
+	// incident's own text. It is not part of the JSON; the pipeline
+	// package reports it as the result's version_source.
+	VersionFromBanner bool `json:"-"`
 	// Build is the build commit hash printed by the dump, BuildType the
 	// build type (RELEASE, DEBUG, ASAN).
 	Build     string `json:"build,omitempty"`
