@@ -292,7 +292,7 @@ func compile(revision string, sources []Source, rules []PathRule, defects []Defe
 	for di := range defects {
 		d := &defects[di]
 		d.Match = append([]Match(nil), d.Match...) // compile writes into it; never into a caller's or base's slice
-		if d.affected == nil && len(d.Affected) > 0 || d.fixed == nil && len(d.Fixed) > 0 {
+		if d.affected == nil && len(d.Affected) > 0 || d.fixed == nil && len(d.Fixed) > 0 || d.fixedLikely == nil && len(d.FixedLikely) > 0 {
 			reparseVersions(d)
 		}
 		for ai := range d.Match {
@@ -360,7 +360,7 @@ func appendOwner(os []owner, o owner) []owner {
 // reparseVersions fills the parsed ranges of a Defect built by hand
 // (rather than by Parse); bad entries are ignored here and reported by Lint.
 func reparseVersions(d *Defect) {
-	d.affected, d.fixed = nil, nil
+	d.affected, d.fixed, d.fixedLikely = nil, nil, nil
 	for _, s := range d.Affected {
 		if r, err := ParseRange(s); err == nil {
 			d.affected = append(d.affected, r)
@@ -369,6 +369,11 @@ func reparseVersions(d *Defect) {
 	for _, s := range d.Fixed {
 		if v, err := parsePlain(strings.TrimSpace(s)); err == nil {
 			d.fixed = append(d.fixed, v)
+		}
+	}
+	for _, s := range d.FixedLikely {
+		if lf, err := ParseLikelyFix(s); err == nil {
+			d.fixedLikely = append(d.fixedLikely, lf)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func TestStatus(t *testing.T) {
 		{"3.3.5", StatusAffected, "upgrade to 3.3.9"},
 		{"3.3.9", StatusFixed, "SHOULD ALREADY BE FIXED"},
 		{"3.3.12-ee", StatusFixed, "possible regression"},
-		{"3.2.4", StatusAffected, "no fix on branch 3.2: upgrade to 3.3.9"},
+		{"3.2.4", StatusFixedLater, "no fix on branch 3.2: fixed in a later version, upgrade to 3.3.9"},
 		{"2.5.4", StatusAffected, "upgrade to 2.5.10"},
 		{"2.5.1", StatusVersionUnknown, "before the first affected version"},
 		{"3.1.0", StatusVersionUnknown, "says nothing about branch 3.1"},

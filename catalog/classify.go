@@ -28,7 +28,7 @@ const (
 	// has the fix (should-already-be-fixed). Either the fix is incomplete,
 	// this is a regression, or it is a different bug with the same stack:
 	// Advice says so loudly.
-	StatusFixed Status = "fixed"
+	StatusFixed Status = "should-already-be-fixed"
 	// StatusVersionUnknown: the crash matches a known defect but its version
 	// is not known (not printed, unparseable, a dev build), or lies on a
 	// branch (or before the first affected version) the entry says nothing about.
@@ -82,13 +82,14 @@ func (v Verdict) Summary() string {
 
 // DefectRef is the matched defect as shown in a Verdict.
 type DefectRef struct {
-	ID         string   `json:"id"`                   // the defect id
-	Title      string   `json:"title"`                // one line
-	Links      []string `json:"links"`                // issues and PRs
-	Affected   []string `json:"affected,omitempty"`   // affected ranges as written
-	Fixed      []string `json:"fixed,omitempty"`      // first fixed versions
-	Workaround string   `json:"workaround,omitempty"` // free text
-	Confidence string   `json:"confidence,omitempty"` // high, medium, low
+	ID          string   `json:"id"`                     // the defect id
+	Title       string   `json:"title"`                  // one line
+	Links       []string `json:"links"`                  // issues and PRs
+	Affected    []string `json:"affected,omitempty"`     // affected ranges as written
+	Fixed       []string `json:"fixed,omitempty"`        // first fixed versions
+	FixedLikely []string `json:"fixed_likely,omitempty"` // likely first fixed versions with the date the fix reached the branch
+	Workaround  string   `json:"workaround,omitempty"`   // free text
+	Confidence  string   `json:"confidence,omitempty"`   // high, medium, low
 	// Match is the index of the alternative that matched.
 	Match int `json:"match"`
 }
@@ -439,7 +440,7 @@ func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature
 	win := matched[0]
 	ca := &c.calts[win.alt]
 	d := &c.defects[ca.defect]
-	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: d.Links, Affected: d.Affected, Fixed: d.Fixed, Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt}
+	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: d.Links, Affected: d.Affected, Fixed: d.Fixed, FixedLikely: d.FixedLikely, Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt}
 	v.Evidence = append(v.Evidence, fmt.Sprintf("defect %s (%s) alternative %d: %s", d.ID, where(d.File, d.Line), ca.alt, strings.Join(win.evidence, "; ")))
 	var also []string
 	for _, m := range matched[1:] {
@@ -580,81 +581,6 @@ func decideStatus(v *Verdict, crash *symbolize.Crash, d *Defect) {
 	st, advice, ev := statusFor(ver, d)
 	v.Status, v.Advice = st, advice
 	v.Evidence = append(v.Evidence, ev)
-}
-
-// statusFor is the version logic: see the Status constants.
-func statusFor(ver Version, d *Defect) (Status, string, string) {
-	var onBranch *Version
-	var later []Version
-	for i := range d.fixed {
-		f := d.fixed[i]
-		if sameBranch(f, ver) {
-			onBranch = &d.fixed[i]
-		} else if f.Major > ver.Major || f.Major == ver.Major && f.Minor > ver.Minor {
-			later = append(later, f)
-		}
-	}
-	sort.Slice(later, func(i, j int) bool { return cmpRelease(later[i], later[j]) < 0 })
-	if onBranch != nil && cmpRelease(ver, *onBranch) >= 0 {
-		return StatusFixed,
-			fmt.Sprintf("SHOULD ALREADY BE FIXED: %s was fixed in %s and this crash is from %s: possible regression or incomplete fix (or a different bug with the same stack); report it with this log", d.ID, onBranch, ver),
-			fmt.Sprintf("status fixed: %s >= fix %s on branch %s", ver, onBranch, ver.Branch())
-	}
-	var in *Range
-	for i := range d.affected {
-		if d.affected[i].Contains(ver) {
-			in = &d.affected[i]
-			break
-		}
-	}
-	if in == nil && onBranch != nil {
-		// Before the branch's fix but outside every listed range: the
-		// entry says the branch got a fix; treat earlier versions of the
-		// branch as affected only if a range covers the branch.
-		for i := range d.affected {
-			if d.affected[i].coversBranch(ver) {
-				in = &d.affected[i]
-			}
-		}
-		if in != nil && in.Kind == RangeSpan && cmpRelease(ver, in.From) < 0 {
-			return StatusVersionUnknown,
-				fmt.Sprintf("known defect %s, but %s is before the first affected version %s of its branch: a different bug with the same stack is possible; %s", d.ID, ver, in.From, fixSummary(d)),
-				fmt.Sprintf("status version-unknown: %s is before affected range %q", ver, in.Text)
-		}
-		if in == nil {
-			return StatusAffected,
-				fmt.Sprintf("upgrade to %s: %s is fixed there (no affected range lists %s, but it is before the fix on its branch)", onBranch, d.ID, ver),
-				fmt.Sprintf("status affected: %s < fix %s on branch %s (not in any listed range)", ver, onBranch, ver.Branch())
-		}
-	}
-	if in == nil {
-		return StatusVersionUnknown,
-			fmt.Sprintf("known defect %s, but the entry says nothing about branch %s: %s", d.ID, ver.Branch(), fixSummary(d)),
-			fmt.Sprintf("status version-unknown: %s is in no affected range (%s) and branch %s has no listed fix", ver, strings.Join(d.Affected, ", "), ver.Branch())
-	}
-	switch {
-	case onBranch != nil:
-		return StatusAffected,
-			fmt.Sprintf("known defect %s, affected %s, fixed in %s: upgrade to %s or later", d.ID, in.Text, onBranch, onBranch),
-			fmt.Sprintf("status affected: %s in range %q; fix on branch %s is %s", ver, in.Text, ver.Branch(), onBranch)
-	case len(later) > 0:
-		return StatusAffected,
-			fmt.Sprintf("known defect %s, affected %s; no fix on branch %s: upgrade to %s (a later branch) or later", d.ID, in.Text, ver.Branch(), later[0]),
-			fmt.Sprintf("status affected: %s in range %q; no fix on branch %s, first later fix %s", ver, in.Text, ver.Branch(), later[0])
-	default:
-		adv := fmt.Sprintf("known defect %s, affected %s, no fix known", d.ID, in.Text)
-		if d.Workaround != "" {
-			adv += "; workaround: " + d.Workaround
-		}
-		return StatusAffectedNoFix, adv, fmt.Sprintf("status affected-no-fix: %s in range %q and no fix on branch %s or later", ver, in.Text, ver.Branch())
-	}
-}
-
-func fixSummary(d *Defect) string {
-	if len(d.Fixed) == 0 {
-		return "no fix known"
-	}
-	return "fixed in " + strings.Join(d.Fixed, ", ")
 }
 
 func compileRegexpLoose(s string) *regexp.Regexp {

@@ -398,6 +398,16 @@ func (d *decoder) defect(n *yaml.Node, field string) Defect {
 				}
 				df.fixed = append(df.fixed, fv)
 			}
+		case "fixed_likely":
+			df.FixedLikely = d.strs(v, f)
+			for i, s := range df.FixedLikely {
+				lf, err := ParseLikelyFix(s)
+				if err != nil {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
+					continue
+				}
+				df.fixedLikely = append(df.fixedLikely, lf)
+			}
 		case "links":
 			df.Links = d.strs(v, f)
 			for i, s := range df.Links {
@@ -422,7 +432,7 @@ func (d *decoder) defect(n *yaml.Node, field string) Defect {
 				}
 			}
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, product, title, path, area, match, affected, fixed, links, workaround, confidence, note, tests)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, product, title, path, area, match, affected, fixed, fixed_likely, links, workaround, confidence, note, tests)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -455,6 +465,12 @@ func (d *decoder) checkVersions(df *Defect, field string, seen map[string]*yaml.
 			d.errf(at("fixed"), field+".fixed", ErrInvalid, "two fixes on branch %s (%s and %s): list only the first fixed version of each branch", fv.Branch(), prev, fv)
 		}
 		fixedOn[fv.Branch()] = fv
+	}
+	for _, lf := range df.fixedLikely {
+		if prev, ok := fixedOn[lf.Version.Branch()]; ok {
+			d.errf(at("fixed_likely"), field+".fixed_likely", ErrInvalid, "branch %s has the fix %s and the likely fix %s: list one (an established fix replaces a likely one)", lf.Version.Branch(), prev, lf.Text)
+		}
+		fixedOn[lf.Version.Branch()] = lf.Version
 	}
 	for i, r := range df.affected {
 		for j := 0; j < i; j++ {

@@ -86,8 +86,14 @@ type Defect struct {
 	Match []Match `json:"match"`
 	// Affected are version ranges ("A - B", "X.Y.*", ">= A"), one branch each.
 	Affected []string `json:"affected,omitempty"`
-	// Fixed are the first fixed versions, one per branch that got the fix.
+	// Fixed are the first fixed versions, one per branch that got the fix,
+	// established from release notes or a maintainer's statement.
 	Fixed []string `json:"fixed,omitempty"`
+	// FixedLikely are "X.Y.Z (YYYY-MM-DD)" entries, one per branch with no
+	// established fix: only the date the fix reached the branch is known
+	// (a backport's merge), and X.Y.Z is the first release of that branch
+	// after the date. See ParseLikelyFix.
+	FixedLikely []string `json:"fixed_likely,omitempty"`
 	// Links are the issue and PR URLs (at least one).
 	Links []string `json:"links"`
 	// Workaround is free text for operators.
@@ -103,8 +109,9 @@ type Defect struct {
 	File string `json:"-"`
 	Line int    `json:"-"`
 
-	affected []Range
-	fixed    []Version
+	affected    []Range
+	fixed       []Version
+	fixedLikely []LikelyFix
 }
 
 // Match is one alternative of a defect's match list; every field given must hold.

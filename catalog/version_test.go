@@ -1,0 +1,62 @@
+package catalog
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseLikelyFix(t *testing.T) {
+	lf, err := ParseLikelyFix(" 2.1.5 (2024-06-21) ")
+	require.NoError(t, err)
+	assert.Equal(t, "2.1.5", lf.Version.String())
+	assert.Equal(t, "2024-06-21", lf.Date)
+	assert.Equal(t, "2.1.5 (2024-06-21)", lf.Text)
+	for _, bad := range []string{"", "2.1.5", "2.1.5 2024-06-21", "2.1 (2024-06-21)", "2.1.5 (2024-13-01)", "2.1.5 (24-06-21)",
+		"2.1.5 (2024-06-21", "v2.1.5 (2024-06-21)", "2.1.5 (2024-06-00)", "2.1.5-rc01 (2024-06-21)"} {
+		_, err := ParseLikelyFix(bad)
+		assert.Truef(t, errors.Is(err, ErrVersion), "ParseLikelyFix(%q) = %v, want ErrVersion", bad, err)
+	}
+}
+
+// TestStatusLikely covers the statuses a fixed_likely entry and a fix on a
+// later branch lead to.
+func TestStatusLikely(t *testing.T) {
+	d := &Defect{ID: "DORIS-1-x", Affected: []string{"2.1.0 - 2.1.4", "2.0.*", "3.0.0 - 3.0.2"},
+		Fixed: []string{"3.0.3"}, FixedLikely: []string{"2.1.5 (2024-06-21)"}}
+	reparseVersions(d)
+	cases := []struct {
+		version string
+		want    Status
+		advice  []string
+	}{
+		{"2.1.3", StatusLikelyFixed, []string{"likely fixed in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)", "upgrade to 2.1.5"}},
+		{"doris-2.1.4-rc03", StatusLikelyFixed, []string{"likely fixed in 2.1.5"}},
+		{"2.1.5", StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)", "2024-06-21", "regression"}},
+		{"2.1.8", StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)"}},
+		{"3.0.2", StatusAffected, []string{"fixed in 3.0.3: upgrade to 3.0.3"}},
+		{"3.0.3", StatusFixed, []string{"SHOULD ALREADY BE FIXED: DORIS-1-x was fixed in 3.0.3"}},
+		{"2.0.9", StatusFixedLater, []string{"no fix on branch 2.0", "upgrade to 2.1.5 (likely: the fix reached branch-2.1 on 2024-06-21)"}},
+		{"1.2.7", StatusVersionUnknown, []string{"fixed in 3.0.3", "likely fixed in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)"}},
+	}
+	for _, c := range cases {
+		st, adv, ev := statusFor(mustVersion(t, c.version), d)
+		assert.Equalf(t, c.want, st, "%s: %s / %s", c.version, adv, ev)
+		for _, a := range c.advice {
+			assert.Containsf(t, adv, a, "%s", c.version)
+		}
+		assert.NotEmpty(t, ev)
+	}
+	// Only a likely fix, and no affected range: a version before it is still
+	// placed on the branch.
+	only := &Defect{ID: "DORIS-2-y", FixedLikely: []string{"3.0.4 (2025-01-10)"}}
+	reparseVersions(only)
+	st, adv, _ := statusFor(mustVersion(t, "3.0.1"), only)
+	assert.Equal(t, StatusLikelyFixed, st)
+	assert.Contains(t, adv, "likely fixed in 3.0.4 (the fix reached branch-3.0 on 2025-01-10)")
+	st, adv, _ = statusFor(mustVersion(t, "2.1.9"), only)
+	assert.Equal(t, StatusVersionUnknown, st)
+	assert.Contains(t, adv, "likely fixed in 3.0.4")
+}
