@@ -46,6 +46,15 @@
 //     wraps inside tokens, checks boost frame indices, and at the end picks
 //     the crashing thread, the product and the kind.
 //
+// Live input: with ScanOptions.IdleTimeout (DefaultFollowIdleTimeout, 2 s,
+// for follow mode) the Scanner emits the open incident once the input has
+// been quiet that long, and NextContext returns as soon as its context is
+// done even while the reader is blocked in Read. Both need a goroutine that
+// reads in chunks; it is started only then, so plain reads keep the
+// synchronous path. A Read in progress cannot be interrupted: the caller
+// frees it by closing the reader (Scanner.Close stops the goroutine
+// otherwise).
+//
 // Format quirks the next engineer should know, all covered by testdata:
 //
 //   - F1 and F2 signal lines differ only by the reason text

@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -27,7 +30,23 @@ type ScanOptions struct {
 	// MaxIncidentLines closes an incident that grows beyond this many lines
 	// and marks it corrupted. Default 1,000,000.
 	MaxIncidentLines int
+	// IdleTimeout, when positive, makes the Scanner emit the open incident
+	// once no new byte has arrived for that long: a crashed process often
+	// writes nothing more until it is restarted, and a follower of a live
+	// log (tail -f) must not wait for the next line to learn about the
+	// crash. Zero (the default) turns it off, which is right for files and
+	// pipes that end. Callers that follow a live log should set
+	// DefaultFollowIdleTimeout (2 s). With a positive IdleTimeout, or a
+	// context that can be done, the Scanner reads in a goroutine of its
+	// own; see Scanner.Close.
+	IdleTimeout time.Duration
 }
+
+// DefaultFollowIdleTimeout is the IdleTimeout recommended for following a
+// live log: long enough that a dump being written is not cut (a dump is
+// written within milliseconds, symbolization by the crash handler takes
+// at most about a second), short enough to answer at once.
+const DefaultFollowIdleTimeout = 2 * time.Second
 
 func (o *ScanOptions) fill() {
 	if o.MaxLineBytes <= 0 {
@@ -60,6 +79,13 @@ type Scanner struct {
 	err  error
 	done bool
 	buf  []byte // holds a line longer than the reader's buffer
+	// live is the reading goroutine, started by the first NextContext
+	// that needs it (IdleTimeout > 0, or a context that can be done); from
+	// then on every line comes through it.
+	live *liveReader
+	ctx  context.Context // of the NextContext call in progress
+	// stopped says the scan ended because the context was done.
+	stopped bool
 }
 
 // NewScanner returns a Scanner reading r.
@@ -75,8 +101,18 @@ func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 func (s *Scanner) Next() bool { return s.NextContext(context.Background()) }
 
 // NextContext is Next that stops early, with Err returning ctx.Err(), when
-// ctx is done. The context is checked every few thousand lines.
+// ctx is done, also while the reader is blocked in Read: it returns false
+// at once when ctx is done (an incident still open is returned first, not
+// marked as cut). A context that can be done, or a positive
+// ScanOptions.IdleTimeout, makes the Scanner read in a goroutine of its
+// own (see Close); with context.Background and no idle timeout it reads
+// synchronously.
 func (s *Scanner) NextContext(ctx context.Context) bool {
+	if s.live == nil && !s.done && (s.p.opts.IdleTimeout > 0 || ctx.Done() != nil) {
+		s.live = startLive(s.br, s.p.opts.MaxLineBytes)
+	}
+	s.ctx = ctx
+	defer func() { s.ctx = nil }()
 	for len(s.q) == 0 {
 		if s.done {
 			s.cur = nil
@@ -84,8 +120,7 @@ func (s *Scanner) NextContext(ctx context.Context) bool {
 		}
 		for range 4096 {
 			if !s.step() {
-				s.done = true
-				s.q = append(s.q, s.p.finish()...)
+				s.end(!s.stopped)
 				break
 			}
 			if len(s.p.out) > 0 {
@@ -96,14 +131,41 @@ func (s *Scanner) NextContext(ctx context.Context) bool {
 		}
 		if err := ctx.Err(); err != nil && !s.done {
 			s.err = err
-			s.done = true
-			s.q = append(s.q, s.p.finish()...)
+			s.end(false)
 		}
 	}
 	s.cur = s.q[0]
 	s.q[0] = nil
 	s.q = s.q[1:]
 	return true
+}
+
+// end stops the scan: the open incident is finished (cut by the end of the
+// input when eof) and queued, and the reading goroutine is told to stop.
+func (s *Scanner) end(eof bool) {
+	s.done = true
+	s.q = append(s.q, s.p.finish(eof)...)
+	if s.live != nil {
+		s.live.stop()
+	}
+}
+
+// Close stops the Scanner: later calls of Next return false. It stops the
+// reading goroutine a live Scanner started (see ScanOptions.IdleTimeout),
+// but it does not close the reader: a Read in progress stays blocked until
+// it returns, so to free it close the reader (the file, pipe or connection
+// under it) or have it return. The reading goroutine also ends by itself
+// at the end of the input, on a read error, or when the context of
+// NextContext is done and its Read returns. Close always returns nil.
+func (s *Scanner) Close() error {
+	if !s.done {
+		s.done = true
+		s.q = nil
+		if s.live != nil {
+			s.live.stop()
+		}
+	}
+	return nil
 }
 
 // Crash returns the incident found by the last call to Next.
@@ -135,7 +197,25 @@ func ParseAll(ctx context.Context, r io.Reader, opts ScanOptions) ([]*Crash, err
 
 // step reads and processes one physical line. It returns false at the end.
 func (s *Scanner) step() bool {
-	line, truncated, err := s.readLine()
+	var (
+		line      []byte
+		truncated bool
+		err       error
+	)
+	if s.live != nil {
+		line, truncated, err = s.live.readLine(s)
+		switch {
+		case err == errIdle:
+			s.p.idle()
+			return true
+		case err == errStopped:
+			s.err = s.ctx.Err()
+			s.stopped = true
+			return false
+		}
+	} else {
+		line, truncated, err = s.readLine()
+	}
 	if len(line) == 0 && err != nil {
 		if !errors.Is(err, io.EOF) {
 			s.err = fmt.Errorf("%w: %w", ErrRead, err)
@@ -155,12 +235,18 @@ func (s *Scanner) step() bool {
 func (s *Scanner) readLine() ([]byte, bool, error) {
 	b, err := s.br.ReadSlice('\n')
 	if err == nil {
+		if n := len(b) - 1; n > s.p.opts.MaxLineBytes {
+			return b[:s.p.opts.MaxLineBytes], true, nil
+		}
 		return b[:len(b)-1], false, nil
 	}
+	max := s.p.opts.MaxLineBytes
 	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(b) > max {
+			return b[:max], true, err
+		}
 		return b, false, err
 	}
-	max := s.p.opts.MaxLineBytes
 	s.buf = append(s.buf[:0], b[:min(len(b), max)]...)
 	truncated := len(b) > max
 	for {
@@ -453,10 +539,14 @@ func (p *parser) closeCurrent() {
 	p.cur = nil
 }
 
-// finish closes the input: the open incident ends at EOF.
-func (p *parser) finish() []*Crash {
+// finish closes the input: the open incident ends at EOF (eof) or because
+// the caller stopped the scan.
+func (p *parser) finish(eof bool) []*Crash {
 	if p.cur != nil {
-		p.cur.eof = true
+		p.cur.eof = eof
+		if !eof {
+			p.cur.note("scan stopped by the caller while the incident was open")
+		}
 	}
 	p.closeCurrent()
 	out := p.out
@@ -497,4 +587,178 @@ func repairFirstPart(parts []string) bool {
 // glog prints at the start of the message.
 func isBannerMsg(msg string) bool {
 	return strings.HasPrefix(strings.TrimLeft(msg, " "), "version ")
+}
+
+// idle is called when the live input has been quiet for the idle timeout:
+// the open incident is complete as far as anyone can tell, so it is
+// emitted now rather than when a later line arrives.
+func (p *parser) idle() {
+	if p.cur == nil {
+		return
+	}
+	p.cur.note("emitted after %s without input", p.opts.IdleTimeout)
+	p.closeCurrent()
+}
+
+// Live reading: a goroutine reads the input in chunks and hands them over a
+// channel, so that the Scanner can wait for input, for the idle timeout and
+// for the context at once.
+
+var (
+	errIdle    = errors.New("crashsig: input idle")
+	errStopped = errors.New("crashsig: scan stopped")
+)
+
+// liveChunkBytes is the size of one read of the live goroutine.
+const liveChunkBytes = 64 << 10
+
+// chunk is one Read of the live goroutine.
+type chunk struct {
+	b   []byte
+	err error
+}
+
+// liveReader is the consumer side of the reading goroutine. Memory is
+// bounded: at most cap(ch)+cap(free)+1 chunks exist, and pend holds at
+// most one line of MaxLineBytes plus one chunk.
+type liveReader struct {
+	ch       chan chunk
+	free     chan []byte
+	quit     chan struct{}
+	stopOnce sync.Once
+	max      int
+	pend     []byte // received bytes not yet returned as lines
+	off      int    // start of the unread part of pend
+	rerr     error  // the reader's last error, once received
+	long     []byte // a line longer than max, cut to max
+	cutting  bool   // dropping the rest of a long line
+	timer    *time.Timer
+	last     time.Time // when the last chunk arrived
+	armed    bool      // bytes arrived since the last idle report
+}
+
+func startLive(r io.Reader, max int) *liveReader {
+	l := &liveReader{ch: make(chan chunk, 4), free: make(chan []byte, 4), quit: make(chan struct{}), max: max}
+	go l.run(r)
+	return l
+}
+
+// run is the reading goroutine. It ends at the reader's first error or
+// when stop was called and its current Read returned.
+func (l *liveReader) run(r io.Reader) {
+	empty := 0
+	for {
+		var b []byte
+		select {
+		case b = <-l.free:
+		default:
+			b = make([]byte, liveChunkBytes)
+		}
+		n, err := r.Read(b[:cap(b)])
+		if n == 0 && err == nil {
+			if empty++; empty < 100 {
+				continue
+			}
+			err = io.ErrNoProgress
+		}
+		empty = 0
+		select {
+		case l.ch <- chunk{b: b[:n], err: err}:
+		case <-l.quit:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (l *liveReader) stop() { l.stopOnce.Do(func() { close(l.quit) }) }
+
+// readLine is Scanner.readLine for live input. It returns errIdle when the
+// input was quiet for the idle timeout while an incident was open, and
+// errStopped when the context is done.
+func (l *liveReader) readLine(s *Scanner) ([]byte, bool, error) {
+	for {
+		data := l.pend[l.off:]
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l.off += i + 1
+			if l.cutting {
+				l.cutting = false
+				return l.long, true, nil
+			}
+			if i > l.max {
+				return data[:l.max], true, nil
+			}
+			return data[:i], false, nil
+		}
+		if l.cutting || len(data) > l.max {
+			if !l.cutting {
+				l.long = append(l.long[:0], data[:l.max]...)
+				l.cutting = true
+			}
+			l.off = len(l.pend)
+			data = nil
+		}
+		if l.rerr != nil {
+			l.off = len(l.pend)
+			if l.cutting {
+				l.cutting = false
+				return l.long, true, l.rerr
+			}
+			return data, false, l.rerr
+		}
+		if l.off > 0 {
+			l.pend = l.pend[:copy(l.pend, l.pend[l.off:])]
+			l.off = 0
+		}
+		c, err := l.wait(s)
+		if err != nil {
+			return nil, false, err
+		}
+		l.pend = append(l.pend, c.b...)
+		l.rerr = c.err
+		select {
+		case l.free <- c.b[:0]:
+		default:
+		}
+	}
+}
+
+// wait returns the next chunk, or errIdle / errStopped.
+func (l *liveReader) wait(s *Scanner) (chunk, error) {
+	var idle <-chan time.Time
+	if d := s.p.opts.IdleTimeout; d > 0 && l.armed && s.p.cur != nil {
+		left := d - time.Since(l.last)
+		if left <= 0 {
+			l.armed = false
+			return chunk{}, errIdle
+		}
+		if l.timer == nil {
+			l.timer = time.NewTimer(left)
+		} else {
+			l.timer.Reset(left)
+		}
+		idle = l.timer.C
+	}
+	var done <-chan struct{}
+	if s.ctx != nil {
+		done = s.ctx.Done()
+	}
+	select {
+	case c := <-l.ch:
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+		l.armed, l.last = true, time.Now()
+		return c, nil
+	case <-idle:
+		l.armed = false
+		return chunk{}, errIdle
+	case <-done:
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+		return chunk{}, errStopped
+	}
 }
