@@ -27,7 +27,8 @@ type Catalog struct {
 	ix *globIndex
 	// compiled rules and alternatives, parallel to rules / defects
 	crules   []compiledRule
-	weak     []int // rules with threads and no frames
+	weak     []int // rules with threads and no frame-level evidence
+	idRules  []int // rules with only query_id evidence
 	calts    []compiledAlt
 	owners   [][]owner // per glob id: rules and alternatives that use it
 	byKey    map[string][]int32
@@ -37,7 +38,10 @@ type Catalog struct {
 
 type compiledRule struct {
 	frames, callers, notCallers []int32
+	files, modules, types       []int32
 	threads                     []glob
+	queryID                     uint8 // bit set of queryIDBit; 0 = any
+	weight                      float64
 }
 
 type compiledAlt struct {
@@ -47,6 +51,12 @@ type compiledAlt struct {
 	frames  []int32
 	callers []int32
 	threads *compiledThreads
+	// anchor is the anchor glob (-1: none); near its near globs, within
+	// their reach; anyThread globs looked for in every thread.
+	anchor    int32
+	near      []int32
+	within    int
+	anyThread []int32
 	// specificity ranks several matching defects: more evidence wins.
 	specificity int
 }
@@ -274,20 +284,8 @@ func compile(revision string, sources []Source, rules []PathRule, defects []Defe
 		}
 		return out
 	}
-	for i, r := range rules {
-		cr := compiledRule{frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers)}
-		for _, t := range r.Threads {
-			if g, err := compileGlob(t); err == nil {
-				cr.threads = append(cr.threads, g)
-			}
-		}
-		for _, id := range cr.frames {
-			c.owners[id] = appendOwner(c.owners[id], owner{0, int32(i)})
-		}
-		if len(cr.frames) == 0 && len(cr.threads) > 0 {
-			c.weak = append(c.weak, i)
-		}
-		c.crules = append(c.crules, cr)
+	for i := range rules {
+		c.crules = append(c.crules, c.compileRule(i, &rules[i], internAll))
 	}
 	for di := range defects {
 		d := &defects[di]
@@ -325,6 +323,7 @@ func compile(revision string, sources []Source, rules []PathRule, defects []Defe
 			if m.Kind != "" {
 				ca.specificity++
 			}
+			compileMatchContext(&ca, m, intern, internAll)
 			idx := int32(len(c.calts))
 			c.calts = append(c.calts, ca)
 			for _, id := range ca.frames {
@@ -333,10 +332,11 @@ func compile(revision string, sources []Source, rules []PathRule, defects []Defe
 			for _, id := range ca.callers {
 				c.owners[id] = appendOwner(c.owners[id], owner{2, idx})
 			}
+			c.registerContextOwners(&ca, idx)
 			switch {
 			case ca.threads != nil:
 				c.threaded = append(c.threaded, idx)
-			case len(ca.frames) > 0:
+			case len(ca.frames) > 0 || ca.anchor >= 0:
 			case m.Key != "":
 				c.byKey[m.Key] = append(c.byKey[m.Key], idx)
 			default:

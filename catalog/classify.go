@@ -51,6 +51,11 @@ type Verdict struct {
 	Area string `json:"area"`
 	// PathRule is the id of the rule that decided Path ("" when unknown).
 	PathRule string `json:"path_rule,omitempty"`
+	// PathConfidence says how much the path rests on: high (a frame name
+	// or lambda owner of a known subsystem), medium (a source path, module,
+	// template type, a frame shared by every path, or the no-query hint
+	// changed the answer), low (thread name or query id only, or unknown).
+	PathConfidence Confidence `json:"path_confidence"`
 	// Defect is the matched defect, nil when none matched.
 	Defect *DefectRef `json:"defect"`
 	Status Status     `json:"status"`
@@ -103,28 +108,6 @@ type Similar struct {
 	Shared []string `json:"shared"`
 }
 
-// stackView is the normalized crashing stack and what matched it.
-type stackView struct {
-	frames []string // normalized, innermost first
-	hits   []hit    // (glob, frame) pairs in frame order
-	w0, w1 int      // defect window [w0, w1)
-}
-
-type hit struct {
-	glob  int32
-	frame int32
-}
-
-// positions returns the frames glob g matched, ascending.
-func (s *stackView) has(g int32, from, to int) int {
-	for _, h := range s.hits {
-		if h.glob == g && int(h.frame) >= from && int(h.frame) < to {
-			return int(h.frame)
-		}
-	}
-	return -1
-}
-
 // Frames returns the normalized names of the crashing thread's frames,
 // innermost first, as path rules and defects see them. Frames without a
 // name are kept as "" so positions stay those of the thread.
@@ -163,40 +146,6 @@ func crashingThread(crash *symbolize.Crash) *symbolize.Thread {
 // maxStack bounds the frames looked at (deep recursion is cut).
 const maxStack = 512
 
-func (c *Catalog) view(frames []string, sig signature.Signature) *stackView {
-	if len(frames) > maxStack {
-		frames = frames[:maxStack]
-	}
-	v := &stackView{frames: frames}
-	var buf []int32
-	sc := c.ix.scratchFor()
-	defer c.ix.release(sc)
-	for i, name := range frames {
-		if name == "" {
-			continue
-		}
-		buf = c.ix.matches(buf[:0], name, sc)
-		for _, g := range buf {
-			v.hits = append(v.hits, hit{g, int32(i)})
-		}
-	}
-	// The defect window starts at the signature's crash frame (the first
-	// frame after the mechanism frames, memcpy and allocator frames
-	// included) or else its first key frame; when neither is in the stack
-	// (an EMPTY signature, a hand-built one) it is the top 2×DefectWindow.
-	v.w0, v.w1 = 0, min(2*DefectWindow, len(frames))
-	for _, anchor := range []string{sig.CrashFrame, firstOr(sig.Frames)} {
-		if anchor == "" {
-			continue
-		}
-		if i := indexOf(frames, anchor); i >= 0 {
-			v.w0, v.w1 = i, min(i+DefectWindow, len(frames))
-			break
-		}
-	}
-	return v
-}
-
 func firstOr(s []string) string {
 	if len(s) == 0 {
 		return ""
@@ -229,7 +178,7 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 		crash = &symbolize.Crash{}
 	}
 	v := Verdict{CatalogRevision: c.revision, SignatureAlgorithm: sig.Algorithm, Status: StatusNoKnownDefect}
-	sv := c.view(frames, sig)
+	sv := c.view(crash, frames, sig)
 	if !pathByKind(&v, crash) {
 		c.decidePath(&v, crash, sv)
 	}
@@ -237,7 +186,7 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 	c.decideDefect(&v, crash, sig, sv, groups)
 	if crash.Kind == symbolize.KindThreadDump && v.Defect != nil {
 		if d, ok := c.Defect(v.Defect.ID); ok && d.Path != "" {
-			v.Path, v.Area = d.Path, d.Area
+			v.Path, v.Area, v.PathConfidence = d.Path, d.Area, ConfidenceMedium
 			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s: a thread dump has no crashing thread to place", d.Path, d.Area, d.ID))
 		}
 	}
@@ -250,13 +199,13 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 func pathByKind(v *Verdict, crash *symbolize.Crash) bool {
 	switch crash.Kind {
 	case symbolize.KindTermination:
-		v.Path, v.Area = PathLifecycle, "termination"
+		v.Path, v.Area, v.PathConfidence = PathLifecycle, "termination", ConfidenceHigh
 		v.Evidence = append(v.Evidence, "path lifecycle/termination: a SIGTERM/SIGINT dump means the process was told to stop; its frames show where the thread was, not a fault")
 	case symbolize.KindLeak:
-		v.Path, v.Area = PathLifecycle, "leak-report"
+		v.Path, v.Area, v.PathConfidence = PathLifecycle, "leak-report", ConfidenceHigh
 		v.Evidence = append(v.Evidence, "path lifecycle/leak-report: LeakSanitizer reports at process exit")
 	case symbolize.KindThreadDump:
-		v.Path, v.Area = PathUnknown, ""
+		v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
 		v.Evidence = append(v.Evidence, "path unknown: a thread dump is diagnostics with no crashing thread (a matched defect may place it)")
 	default:
 		return false
@@ -274,128 +223,9 @@ func (c *Catalog) PathOf(crash *symbolize.Crash) (Path, string) {
 	}
 	var v Verdict
 	if !pathByKind(&v, crash) {
-		c.decidePath(&v, crash, c.view(Frames(crash), signature.Signature{}))
+		c.decidePath(&v, crash, c.view(crash, Frames(crash), signature.Signature{}))
 	}
 	return v.Path, v.Area
-}
-
-// noQuery reports the weak hint that no query was attached to the thread.
-func noQuery(crash *symbolize.Crash) bool {
-	q := strings.TrimSpace(crash.QueryID)
-	if q == "" {
-		return false
-	}
-	return strings.Trim(q, "0-:") == ""
-}
-
-func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
-	best, bestAt := -1, -1
-	var others []string
-	for _, ri := range sortedUnique(c.altCandidates(sv, 0)) {
-		at := c.ruleHolds(int(ri), sv)
-		if at < 0 {
-			continue
-		}
-		r := &c.rules[ri]
-		if best < 0 || better(r, at, &c.rules[best], bestAt) {
-			if best >= 0 {
-				others = append(others, c.rules[best].ID)
-			}
-			best, bestAt = int(ri), at
-		} else {
-			others = append(others, r.ID)
-		}
-	}
-	name := ""
-	if t := crashingThread(crash); t != nil {
-		name = t.Name
-	}
-	if best < 0 && name != "" {
-		for _, i := range c.weak {
-			for _, g := range c.crules[i].threads {
-				if g.match(name) && (best < 0 || better(&c.rules[i], -1, &c.rules[best], -1)) {
-					best, bestAt = i, -1
-				}
-			}
-		}
-	}
-	if best < 0 {
-		v.Path, v.Area = PathUnknown, ""
-		if len(sv.frames) == 0 {
-			v.Evidence = append(v.Evidence, "path unknown: the crashing thread has no frames")
-		} else {
-			v.Evidence = append(v.Evidence, fmt.Sprintf("path unknown: no path rule matches any of the %d frames", len(sv.frames)))
-		}
-		return
-	}
-	r := &c.rules[best]
-	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
-	if bestAt >= 0 {
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by rule %s (%s): frame #%d %s; %s", r.Path, r.Area, r.ID, where(r.File, r.Line), bestAt, sv.frames[bestAt], r.Why))
-	} else {
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched; %s", r.Path, r.Area, r.ID, where(r.File, r.Line), name, r.Why))
-	}
-	if r.NoQuery != nil && noQuery(crash) {
-		v.Path, v.Area = r.NoQuery.Path, r.NoQuery.Area
-		if v.Area == "" {
-			v.Area = r.Area
-		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s instead: query id %q says no query was attached (weak hint, used because rule %s allows it)", v.Path, v.Area, crash.QueryID, r.ID))
-	}
-	if len(others) > 0 {
-		sort.Strings(others)
-		v.Evidence = append(v.Evidence, "other path rules matched (lower priority, or same priority at a deeper frame): "+strings.Join(dedupe(others), ", "))
-	}
-}
-
-// better orders matching rules: higher priority, then the one that holds
-// at the innermost frame (the more specific subsystem: a trash sweep
-// inside the sweeper thread), then the smaller id.
-func better(a *PathRule, aAt int, b *PathRule, bAt int) bool {
-	if a.Priority != b.Priority {
-		return a.Priority > b.Priority
-	}
-	if aAt != bAt {
-		return aAt < bAt
-	}
-	return a.ID < b.ID
-}
-
-// ruleHolds returns the innermost frame at which rule i holds, or -1.
-func (c *Catalog) ruleHolds(i int, sv *stackView) int {
-	cr := &c.crules[i]
-	n := len(sv.frames)
-	for _, h := range sv.hits {
-		if !containsID(cr.frames, h.glob) {
-			continue
-		}
-		at := int(h.frame)
-		ok := true
-		for _, g := range cr.callers {
-			if sv.has(g, at+1, n) < 0 {
-				ok = false
-				break
-			}
-		}
-		for _, g := range cr.notCallers {
-			if ok && sv.has(g, at+1, n) >= 0 {
-				ok = false
-			}
-		}
-		if ok {
-			return at
-		}
-	}
-	return -1
-}
-
-func containsID(ids []int32, id int32) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // altMatch is one matching alternative with what it matched.
@@ -518,6 +348,10 @@ func (c *Catalog) altHolds(a int32, crash *symbolize.Crash, sig signature.Signat
 		}
 		last = pos
 		ev = append(ev, "frames in order within the top "+fmt.Sprint(DefectWindow)+": "+strings.Join(got, ", "))
+	}
+	last, ok := c.contextHolds(ca, m, crash, sv, last, &ev)
+	if !ok {
+		return nil, false
 	}
 	for k, g := range ca.callers {
 		p := sv.has(g, last+1, len(sv.frames))

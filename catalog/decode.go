@@ -305,6 +305,26 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 			r.NotCallers = d.globs(v, f)
 		case "threads":
 			r.Threads = d.globs(v, f)
+		case "files":
+			r.Files = d.globs(v, f)
+		case "modules":
+			r.Modules = d.globs(v, f)
+		case "types":
+			r.Types = d.globs(v, f)
+		case "query_id":
+			r.QueryID = d.strs(v, f)
+			for i, q := range r.QueryID {
+				if q != QueryIDPresent && q != QueryIDZero && q != QueryIDAbsent {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "query_id %q: want present, zero or absent", q)
+				}
+			}
+		case "weight":
+			r.Weight = d.float(v, f)
+			if r.Weight <= 0 || r.Weight > 1 {
+				d.errf(v, f, ErrInvalid, "weight %s: want a number in (0, 1]", v.Value)
+			}
+		case "taught_by":
+			r.TaughtBy = d.testPaths(v, f)
 		case "no_query":
 			t := &PathTarget{}
 			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
@@ -324,7 +344,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, threads, no_query, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, no_query, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -339,11 +359,12 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 	if r.Area == "" {
 		d.errf(n, field+".area", ErrMissing, "missing area")
 	}
-	if len(r.Frames) == 0 && len(r.Threads) == 0 {
-		d.errf(n, field+".frames", ErrMissing, "a path rule needs frames (or threads for a weak rule)")
+	frameLevel := len(r.Frames) > 0 || len(r.Files) > 0 || len(r.Modules) > 0 || len(r.Types) > 0
+	if !frameLevel && len(r.Threads) == 0 && len(r.QueryID) == 0 {
+		d.errf(n, field+".frames", ErrMissing, "a path rule needs frames, files, modules or types (or threads or query_id for a weak rule)")
 	}
-	if len(r.Frames) == 0 && (len(r.Callers) > 0 || len(r.NotCallers) > 0) {
-		d.errf(n, field+".callers", ErrInvalid, "callers and not_callers need frames to be deeper than")
+	if !frameLevel && (len(r.Callers) > 0 || len(r.NotCallers) > 0) {
+		d.errf(n, field+".callers", ErrInvalid, "callers and not_callers need frames, files, modules or types to be deeper than")
 	}
 	if r.Why == "" {
 		d.errf(n, field+".why", ErrMissing, "missing why: say what the frames mean")
@@ -425,12 +446,9 @@ func (d *decoder) defect(n *yaml.Node, field string) Defect {
 		case "note":
 			df.Note = d.str(v, f)
 		case "tests":
-			df.Tests = d.strs(v, f)
-			for i, s := range df.Tests {
-				if s == "" || strings.HasPrefix(s, "/") || strings.Contains(s, "..") || strings.Contains(s, `\`) {
-					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "test log %q: want a repo-relative path with '/' separators", s)
-				}
-			}
+			df.Tests = d.testPaths(v, f)
+		case "taught_by":
+			df.TaughtBy = d.testPaths(v, f)
 		default:
 			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, product, title, path, area, match, affected, fixed, fixed_likely, links, workaround, confidence, note, tests)", key)
 		}
@@ -531,11 +549,27 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			m.Callers = d.globs(v, f)
 		case "message":
 			m.Message = d.str(v, f)
-			re, err := regexp.Compile(m.Message)
-			if err != nil {
-				d.errf(v, f, ErrInvalid, "message is not an RE2 expression: %v", err)
+			m.message = d.re2(v, f, m.Message)
+		case "check":
+			m.Check = d.str(v, f)
+			m.check = d.re2(v, f, m.Check)
+		case "exception":
+			m.Exception = d.str(v, f)
+			m.exception = d.re2(v, f, m.Exception)
+		case "anchor":
+			m.Anchor = d.str(v, f)
+			if _, err := compileGlob(m.Anchor); err != nil {
+				d.errf(v, f, ErrInvalid, "%v", err)
 			}
-			m.message = re
+		case "near":
+			m.Near = d.globs(v, f)
+		case "within":
+			m.Within = d.int(v, f)
+			if m.Within < 1 || m.Within > maxStack {
+				d.errf(v, f, ErrInvalid, "within %d: want 1..%d frames", m.Within, maxStack)
+			}
+		case "any_thread":
+			m.AnyThread = d.globs(v, f)
 		case "key":
 			m.Key = d.str(v, f)
 		case "threads":
@@ -564,14 +598,56 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			}
 			m.Threads = t
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, callers, message, key, threads)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, anchor, near, within, callers, any_thread, message, check, exception, key, threads)", key)
 		}
 	})
-	if n.Kind == yaml.MappingNode && m.Kind == "" && len(m.Frames) == 0 && len(m.Callers) == 0 && m.Message == "" && m.Key == "" && m.Threads == nil {
-		d.errf(n, field, ErrMissing, "an alternative needs at least one of kind, frames, message, key, threads")
+	if n.Kind != yaml.MappingNode {
+		return m
 	}
-	if n.Kind == yaml.MappingNode && (m.Kind != "" || len(m.Callers) > 0) && len(m.Frames) == 0 && m.Key == "" && m.Threads == nil && m.Message == "" {
-		d.errf(n, field, ErrInvalid, "kind and callers alone would match far too much: add frames, message, key or threads")
+	strong := len(m.Frames) > 0 || m.Anchor != "" || m.Key != "" || m.Threads != nil || m.Message != "" || m.Check != "" || m.Exception != ""
+	if !strong && m.Kind == "" && len(m.Callers) == 0 && len(m.Near) == 0 && len(m.AnyThread) == 0 {
+		d.errf(n, field, ErrMissing, "an alternative needs at least one of kind, frames, anchor, message, check, exception, key, threads")
+	} else if !strong {
+		d.errf(n, field, ErrInvalid, "kind, callers, near and any_thread alone would match far too much: add frames, anchor, message, check, exception, key or threads")
+	}
+	if len(m.Near) > 0 && len(m.Frames) == 0 && m.Anchor == "" {
+		d.errf(n, field+".near", ErrInvalid, "near needs an anchor (or frames) to be near")
+	}
+	if m.Within != 0 && len(m.Near) == 0 {
+		d.errf(n, field+".within", ErrInvalid, "within is the reach of near: give near")
 	}
 	return m
+}
+
+func (d *decoder) float(n *yaml.Node, field string) float64 {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") {
+		d.errf(n, field, ErrInvalid, "want a number, got %s", nodeKind(n))
+		return 0
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil {
+		d.errf(n, field, ErrInvalid, "number %q: %v", n.Value, err)
+		return 0
+	}
+	return v
+}
+
+// re2 compiles an RE2 expression, reporting a bad one.
+func (d *decoder) re2(n *yaml.Node, field, expr string) *regexp.Regexp {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		d.errf(n, field, ErrInvalid, "%s is not an RE2 expression: %v", field[strings.LastIndexByte(field, '.')+1:], err)
+	}
+	return re
+}
+
+// testPaths decodes a list of repo-relative log paths (tests, taught_by).
+func (d *decoder) testPaths(n *yaml.Node, field string) []string {
+	out := d.strs(n, field)
+	for i, s := range out {
+		if s == "" || strings.HasPrefix(s, "/") || strings.Contains(s, "..") || strings.Contains(s, `\`) {
+			d.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), ErrInvalid, "log %q: want a repo-relative path with '/' separators", s)
+		}
+	}
+	return out
 }

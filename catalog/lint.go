@@ -40,7 +40,7 @@ func (c *Catalog) Matches(crash *symbolize.Crash, sig signature.Signature) []Def
 	if crash == nil {
 		crash = &symbolize.Crash{}
 	}
-	sv := c.view(Frames(crash), sig)
+	sv := c.view(crash, Frames(crash), sig)
 	groups := threadGroups(crash, sig)
 	var out []DefectMatch
 	seen := map[int]bool{}

@@ -50,8 +50,32 @@ type PathRule struct {
 	// NotCallers must not appear deeper than that frame.
 	NotCallers []string `json:"not_callers,omitempty"`
 	// Threads are globs on the crashing thread's name. A rule with Threads and
-	// no Frames is a weak rule: it applies only when no frame rule matched.
+	// no frame-level evidence (Frames, Files, Modules, Types) is a weak rule:
+	// it applies only when no frame rule matched. With frame-level evidence
+	// the name is a condition (sanitizers' T0 is always the main thread).
 	Threads []string `json:"threads,omitempty"`
+	// Files are globs on source paths (Frame.File, or a path printed in the
+	// frame line's tail): the rule holds at a frame whose source file
+	// matches, e.g. "*/olap/rowset/segment_v2/*".
+	Files []string `json:"files,omitempty"`
+	// Modules are globs on the frame's module (object file): "*libjvm.so*".
+	Modules []string `json:"modules,omitempty"`
+	// Types are globs on product names found inside a library frame's raw
+	// name (template arguments, lambda owners) that normalization drops:
+	// "*::CloudBaseCompaction". Frames globs are tried on them too.
+	Types []string `json:"types,omitempty"`
+	// QueryID lists the query id states (present, zero, absent) under which
+	// the rule holds. A rule with QueryID and no frame-level evidence
+	// (Frames, Files, Modules, Types) nor Threads is an id rule: it applies
+	// only when no frame rule and no thread rule matched.
+	QueryID []string `json:"query_id,omitempty"`
+	// Weight (default 1) multiplies the weight of the evidence kind that
+	// matched; the product is the verdict's path confidence (CATALOG.md).
+	Weight float64 `json:"weight,omitempty"`
+	// TaughtBy names the crash logs (repo-relative) the rule was written
+	// from; `catalog lint` warns when only those logs match it and errors
+	// when one is a validation log.
+	TaughtBy []string `json:"taught_by,omitempty"`
 	// NoQuery, when set, replaces Path/Area if the crash carries the
 	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
 	// for frames shared by a query and a background job.
@@ -104,6 +128,9 @@ type Defect struct {
 	Note string `json:"note,omitempty"`
 	// Tests are repo-relative crash logs that must match the defect.
 	Tests []string `json:"tests,omitempty"`
+	// TaughtBy names the crash logs the entry's match was written from
+	// (see PathRule.TaughtBy).
+	TaughtBy []string `json:"taught_by,omitempty"`
 
 	// File and Line say where the defect was defined.
 	File string `json:"-"`
@@ -124,9 +151,27 @@ type Match struct {
 	// Callers are globs that must appear deeper in the crashing stack than
 	// the last of Frames (anywhere in it when Frames is empty).
 	Callers []string `json:"callers,omitempty"`
+	// Anchor is a frame glob that must match one of the top DefectWindow
+	// frames from the crash frame (innermost match taken); Near, Within and
+	// Callers are then context below it.
+	Anchor string `json:"anchor,omitempty"`
+	// Near are globs that must each match a frame at most Within frames
+	// deeper than the anchor (or the last of Frames).
+	Near []string `json:"near,omitempty"`
+	// Within is the reach of Near (default DefectNearWithin).
+	Within int `json:"within,omitempty"`
+	// AnyThread are globs that must each match a frame of some thread of
+	// the incident (the crashing one included).
+	AnyThread []string `json:"any_thread,omitempty"`
 	// Message is an RE2 expression tried on the crash Message, CheckExpr,
 	// ExceptionType and SanitizerBug.
 	Message string `json:"message,omitempty"`
+	// Check is an RE2 expression on the check expression alone
+	// (`Check failed: <expr>`, DCHECK, assert).
+	Check string `json:"check,omitempty"`
+	// Exception is an RE2 expression on the exception type alone
+	// (`terminate called after throwing an instance of '<type>'`).
+	Exception string `json:"exception,omitempty"`
 	// Key is an exact signature key.
 	Key string `json:"key,omitempty"`
 	// Threads is thread-dump evidence.
@@ -135,7 +180,9 @@ type Match struct {
 	// Line is where the alternative was defined.
 	Line int `json:"-"`
 
-	message *regexp.Regexp
+	message   *regexp.Regexp
+	check     *regexp.Regexp
+	exception *regexp.Regexp
 }
 
 // ThreadMatch is matched against the thread groups of an incident.

@@ -1,0 +1,301 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// Confidence says how much a path (or defect) decision rests on.
+type Confidence string
+
+// The confidences of a path decision (Verdict.PathConfidence).
+const (
+	// ConfidenceHigh: a frame name (or the owner of a lambda frame) of the
+	// crashing stack names a subsystem whose path is known.
+	ConfidenceHigh Confidence = "high"
+	// ConfidenceMedium: weaker evidence decided: a source path, a module, a
+	// product type inside template arguments, a frame shared by every path
+	// (column ops, RPC), or a rule whose answer the no-query hint changed.
+	ConfidenceMedium Confidence = "medium"
+	// ConfidenceLow: only the query id or the thread name decided, or
+	// nothing did (path unknown).
+	ConfidenceLow Confidence = "low"
+)
+
+// evidenceSource says where in a frame a glob matched.
+type evidenceSource uint8
+
+const (
+	srcName   evidenceSource = iota // the normalized frame name
+	srcOwner                        // the owner of a lambda frame (A::f of A::f::{lambda})
+	srcType                         // a product name inside the raw name's template arguments
+	srcFile                         // the frame's source path
+	srcModule                       // the frame's module
+)
+
+// Evidence weights per source: how strongly a match says "this frame is
+// that subsystem's work". A rule's Weight (default 1) multiplies them. The
+// product decides the path confidence: >= 0.85 high, >= 0.5 medium, else low.
+const (
+	weightName    = 1.0
+	weightOwner   = 0.9
+	weightType    = 0.8
+	weightFile    = 0.7
+	weightModule  = 0.5
+	weightQueryID = 0.3
+	weightThread  = 0.2
+
+	highAt   = 0.85
+	mediumAt = 0.5
+)
+
+func (s evidenceSource) weight() float64 {
+	switch s {
+	case srcName:
+		return weightName
+	case srcOwner:
+		return weightOwner
+	case srcType:
+		return weightType
+	case srcFile:
+		return weightFile
+	}
+	return weightModule
+}
+
+func (s evidenceSource) String() string {
+	switch s {
+	case srcName:
+		return "frame"
+	case srcOwner:
+		return "lambda owner"
+	case srcType:
+		return "template type"
+	case srcFile:
+		return "source path"
+	}
+	return "module"
+}
+
+func confidenceOf(score float64) Confidence {
+	switch {
+	case score >= highAt:
+		return ConfidenceHigh
+	case score >= mediumAt:
+		return ConfidenceMedium
+	}
+	return ConfidenceLow
+}
+
+// Query id states (the `query_id:` evidence of path rules).
+const (
+	QueryIDPresent = "present" // a non-zero query (or load, fragment) id was printed
+	QueryIDZero    = "zero"    // an all-zero id was printed: no task attached (Doris 0-0, StarRocks all-zero UUID)
+	QueryIDAbsent  = "absent"  // the text printed no id
+)
+
+// queryIDState classifies the crash's query and fragment ids.
+func queryIDState(crash *symbolize.Crash) string {
+	q := strings.TrimSpace(crash.QueryID)
+	if q == "" {
+		q = strings.TrimSpace(crash.FragmentID)
+	}
+	switch {
+	case q == "":
+		return QueryIDAbsent
+	case strings.Trim(q, "0-:") == "":
+		return QueryIDZero
+	}
+	return QueryIDPresent
+}
+
+// lambdaOwner returns A::f for a normalized lambda frame A::f::{lambda}
+// (nested lambdas included), or "".
+func lambdaOwner(name string) string {
+	const suffix = "::{lambda}"
+	if !strings.HasSuffix(name, suffix) {
+		return ""
+	}
+	for strings.HasSuffix(name, suffix) {
+		name = name[:len(name)-len(suffix)]
+	}
+	if name == "" || name == "{lambda}" {
+		return ""
+	}
+	return name
+}
+
+// productNS are the namespaces whose names inside a library frame tell
+// what work the frame does.
+var productNS = [...]string{"doris::", "starrocks::"}
+
+// mangledNS are the same namespaces as Itanium source names.
+var mangledNS = [...]struct{ text, ns string }{{"5doris", "doris"}, {"9starrocks", "starrocks"}}
+
+// isProductName reports whether a normalized name lies in a product namespace.
+func isProductName(name string) bool {
+	for _, ns := range productNS {
+		if strings.HasPrefix(name, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTypes bounds the names taken from one raw frame name.
+const maxTypes = 8
+
+// productTypes appends to dst the product names found inside a raw frame
+// name that normalization drops: template arguments and lambda owners of
+// library frames (`std::_Hashtable<long, std::pair<long const,
+// std::shared_ptr<doris::CloudBaseCompaction>>…>::_M_find` gives
+// doris::CloudBaseCompaction; a `__visit_invoke` whose lambda is
+// `doris::vectorized::AggregationNode::_emplace_into_hash_table(…)::{lambda}`
+// gives doris::vectorized::AggregationNode::_emplace_into_hash_table).
+// Printed names are read as scope chains after `doris::`/`starrocks::`;
+// mangled names (often cut short, so not demangleable) as runs of
+// <length><identifier> after `5doris`/`9starrocks`. Each name once, at
+// most maxTypes.
+func productTypes(dst []string, raw string) []string {
+	n0 := len(dst)
+	add := func(s string) {
+		if s == "" || len(dst)-n0 >= maxTypes {
+			return
+		}
+		for _, x := range dst[n0:] {
+			if x == s {
+				return
+			}
+		}
+		dst = append(dst, s)
+	}
+	if isMangledText(raw) {
+		for _, m := range mangledNS {
+			for off := 0; off < len(raw); {
+				i := strings.Index(raw[off:], m.text)
+				if i < 0 {
+					break
+				}
+				at := off + i
+				off = at + len(m.text)
+				if at > 0 && raw[at-1] >= '0' && raw[at-1] <= '9' {
+					continue // part of a longer length prefix
+				}
+				add(readMangledChain(raw[at:]))
+			}
+		}
+		return dst
+	}
+	for _, ns := range productNS {
+		for off := 0; off < len(raw); {
+			i := strings.Index(raw[off:], ns)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			off = at + len(ns)
+			if at > 0 && isIdentByte(raw[at-1]) {
+				continue
+			}
+			add(readScopeChain(raw[at:]))
+		}
+	}
+	return dst
+}
+
+func isMangledText(s string) bool { return len(s) > 2 && s[0] == '_' && s[1] == 'Z' }
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// readScopeChain reads `a::b::c` from the start of s, stopping at the
+// first byte that is neither an identifier byte nor `::`; a trailing `::`
+// is dropped. `(anonymous namespace)` is kept as a component.
+func readScopeChain(s string) string {
+	i := 0
+	for i < len(s) {
+		switch {
+		case isIdentByte(s[i]):
+			i++
+		case strings.HasPrefix(s[i:], "::"):
+			if strings.HasPrefix(s[i+2:], "(anonymous namespace)") {
+				i += 2 + len("(anonymous namespace)")
+				continue
+			}
+			if i+2 >= len(s) || !isIdentByte(s[i+2]) {
+				return s[:i]
+			}
+			i += 2
+		default:
+			return s[:i]
+		}
+	}
+	return s[:i]
+}
+
+// readMangledChain reads <len><id><len><id>… from the start of s and joins
+// the identifiers with `::`; at least two components are required.
+func readMangledChain(s string) string {
+	var parts []string
+	i := 0
+	for i < len(s) && len(parts) < 16 {
+		n := 0
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' && n < 1<<12 {
+			n = n*10 + int(s[j]-'0')
+			j++
+		}
+		if j == i || n == 0 || j+n > len(s) {
+			break
+		}
+		id := s[j : j+n]
+		for k := 0; k < len(id); k++ {
+			if !isIdentByte(id[k]) {
+				id = ""
+				break
+			}
+		}
+		if id == "" {
+			break
+		}
+		parts = append(parts, id)
+		i = j + n
+	}
+	if len(parts) < 2 {
+		return ""
+	}
+	return strings.Join(parts, "::")
+}
+
+// sourcePath returns the frame's source path: File when the input or the
+// symbolizer gave one, else a path printed in the frame line's tail
+// (` at /root/doris/be/src/olap/x.cpp:83`, `(/path/x.cpp:83)`).
+func sourcePath(f *symbolize.Frame) string {
+	if f.File != "" {
+		return f.File
+	}
+	raw := f.Raw
+	if raw == "" {
+		return ""
+	}
+	i := strings.Index(raw, " at /")
+	if i < 0 {
+		i = strings.Index(raw, " at ./")
+	}
+	if i < 0 {
+		return ""
+	}
+	p := raw[i+4:]
+	if j := strings.IndexAny(p, " \t)"); j >= 0 {
+		p = p[:j]
+	}
+	if j := strings.IndexByte(p, ':'); j >= 0 {
+		p = p[:j]
+	}
+	if !strings.Contains(p, "/") || !strings.Contains(p, ".") {
+		return ""
+	}
+	return p
+}

@@ -1,0 +1,447 @@
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// stackView is the normalized crashing stack and what matched it.
+type stackView struct {
+	frames []string // normalized, innermost first
+	hits   []hit    // (glob, frame, source) in frame order
+	w0, w1 int      // defect window [w0, w1)
+	// evidence found beside the names, for the "unknown" reason
+	nFiles, nModules, nTypes int
+	thread                   *symbolize.Thread
+}
+
+type hit struct {
+	glob  int32
+	frame int32
+	src   evidenceSource
+	// text is the string the glob matched when it is not the frame name
+	// (the owner, type, source path or module), for the evidence line.
+	text string
+}
+
+// has returns the first frame in [from, to) whose name glob g matched, or -1.
+func (s *stackView) has(g int32, from, to int) int {
+	for _, h := range s.hits {
+		if h.glob == g && h.src == srcName && int(h.frame) >= from && int(h.frame) < to {
+			return int(h.frame)
+		}
+	}
+	return -1
+}
+
+// hasCaller is has for rule callers: a frame name, a lambda owner or a
+// template type counts.
+func (s *stackView) hasCaller(g int32, from, to int) int {
+	for _, h := range s.hits {
+		if h.glob == g && h.src <= srcType && int(h.frame) >= from && int(h.frame) < to {
+			return int(h.frame)
+		}
+	}
+	return -1
+}
+
+func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Signature) *stackView {
+	if len(frames) > maxStack {
+		frames = frames[:maxStack]
+	}
+	v := &stackView{frames: frames}
+	var th []symbolize.Frame
+	if crash != nil {
+		if t := crashingThread(crash); t != nil {
+			v.thread = t
+			if len(t.Frames) >= len(frames) {
+				th = t.Frames[:len(frames)]
+			}
+		}
+	}
+	var buf []int32
+	var types []string
+	sc := c.ix.scratchFor()
+	defer c.ix.release(sc)
+	type modHits struct {
+		module string
+		hits   []int32
+	}
+	var mods []modHits
+	// Source paths and modules count only from the crash frame on: the
+	// signal handler chain above it (the JVM's handler in libjvm.so, the
+	// BE's signal_handler.h) says nothing about the work.
+	start := mechanismEnd(frames, sig)
+	for i, name := range frames {
+		if name != "" {
+			buf = c.ix.matches(buf[:0], name, sc)
+			for _, g := range buf {
+				v.hits = append(v.hits, hit{glob: g, frame: int32(i)})
+			}
+			if owner := lambdaOwner(name); owner != "" {
+				buf = c.ix.matches(buf[:0], owner, sc)
+				for _, g := range buf {
+					v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcOwner, text: owner})
+				}
+			}
+		}
+		if th == nil {
+			continue
+		}
+		f := &th[i]
+		if !f.Java && !isProductName(name) {
+			types = productTypes(types[:0], f.Name())
+			for _, t := range types {
+				v.nTypes++
+				buf = c.ix.matches(buf[:0], t, sc)
+				for _, g := range buf {
+					v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcType, text: t})
+				}
+			}
+		}
+		if i < start {
+			continue
+		}
+		if p := sourcePath(f); p != "" {
+			v.nFiles++
+			buf = c.ix.matches(buf[:0], p, sc)
+			for _, g := range buf {
+				v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcFile, text: p})
+			}
+		}
+		if m := f.Module; m != "" {
+			v.nModules++
+			k := -1
+			for j := range mods {
+				if mods[j].module == m {
+					k = j
+					break
+				}
+			}
+			if k < 0 {
+				mods = append(mods, modHits{module: m, hits: append([]int32(nil), c.ix.matches(buf[:0], m, sc)...)})
+				k = len(mods) - 1
+			}
+			for _, g := range mods[k].hits {
+				v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcModule, text: m})
+			}
+		}
+	}
+	// The defect window starts at the signature's crash frame (the first
+	// frame after the mechanism frames, memcpy and allocator frames
+	// included) or else its first key frame; when neither is in the stack
+	// (an EMPTY signature, a hand-built one) it is the top 2×DefectWindow.
+	v.w0, v.w1 = 0, min(2*DefectWindow, len(frames))
+	for _, anchor := range []string{sig.CrashFrame, firstOr(sig.Frames)} {
+		if anchor == "" {
+			continue
+		}
+		if i := indexOf(frames, anchor); i >= 0 {
+			v.w0, v.w1 = i, min(i+DefectWindow, len(frames))
+			break
+		}
+	}
+	return v
+}
+
+// Query id bits of compiledRule.queryID.
+const (
+	qPresent uint8 = 1 << iota
+	qZero
+	qAbsent
+)
+
+func queryIDBit(state string) uint8 {
+	switch state {
+	case QueryIDPresent:
+		return qPresent
+	case QueryIDZero:
+		return qZero
+	case QueryIDAbsent:
+		return qAbsent
+	}
+	return 0
+}
+
+// compileRule interns a rule's globs and registers it as their owner.
+func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int32) compiledRule {
+	cr := compiledRule{
+		frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers),
+		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
+		weight: r.Weight,
+	}
+	if cr.weight <= 0 || cr.weight > 1 {
+		cr.weight = 1
+	}
+	for _, q := range r.QueryID {
+		cr.queryID |= queryIDBit(q)
+	}
+	for _, t := range r.Threads {
+		if g, err := compileGlob(t); err == nil {
+			cr.threads = append(cr.threads, g)
+		}
+	}
+	for _, ids := range [][]int32{cr.frames, cr.files, cr.modules, cr.types} {
+		for _, id := range ids {
+			c.owners[id] = appendOwner(c.owners[id], owner{0, int32(i)})
+		}
+	}
+	if len(cr.frames)+len(cr.files)+len(cr.modules)+len(cr.types) == 0 {
+		switch {
+		case len(cr.threads) > 0:
+			c.weak = append(c.weak, i)
+		case cr.queryID != 0:
+			c.idRules = append(c.idRules, i)
+		}
+	}
+	return cr
+}
+
+// ruleHold is where and how a rule holds.
+type ruleHold struct {
+	at  int // frame index (-1: a weak rule)
+	h   hit
+	via string // evidence line fragment
+}
+
+// ruleHolds returns the innermost frame at which rule i holds, with the
+// evidence that made it hold, or at = -1.
+func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
+	cr := &c.crules[i]
+	if cr.queryID != 0 && cr.queryID&qstate == 0 {
+		return ruleHold{at: -1}
+	}
+	if len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
+		return ruleHold{at: -1}
+	}
+	n := len(sv.frames)
+	for _, h := range sv.hits {
+		var ok bool
+		switch h.src {
+		case srcName, srcOwner:
+			ok = containsID(cr.frames, h.glob)
+		case srcType:
+			ok = containsID(cr.types, h.glob) || containsID(cr.frames, h.glob)
+		case srcFile:
+			ok = containsID(cr.files, h.glob)
+		case srcModule:
+			ok = containsID(cr.modules, h.glob)
+		}
+		if !ok {
+			continue
+		}
+		at := int(h.frame)
+		for _, g := range cr.callers {
+			if sv.hasCaller(g, at+1, n) < 0 {
+				ok = false
+				break
+			}
+		}
+		for _, g := range cr.notCallers {
+			if ok && sv.hasCaller(g, at+1, n) >= 0 {
+				ok = false
+			}
+		}
+		if ok {
+			return ruleHold{at: at, h: h}
+		}
+	}
+	return ruleHold{at: -1}
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// better orders matching rules: higher priority, then the one that holds
+// at the innermost frame (the more specific subsystem: a trash sweep
+// inside the sweeper thread), then the stronger evidence, then the
+// smaller id.
+func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if aAt != bAt {
+		return aAt < bAt
+	}
+	if aw != bw {
+		return aw > bw
+	}
+	return a.ID < b.ID
+}
+
+// noQuery reports the weak hint that no query was attached to the thread.
+func noQuery(crash *symbolize.Crash) bool { return queryIDState(crash) == QueryIDZero }
+
+func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
+	qs := queryIDState(crash)
+	qbit := queryIDBit(qs)
+	best := -1
+	var bestHold ruleHold
+	bestW := 0.0
+	var others []string
+	for _, ri := range sortedUnique(c.altCandidates(sv, 0)) {
+		hold := c.ruleHolds(int(ri), sv, qbit)
+		if hold.at < 0 {
+			continue
+		}
+		r := &c.rules[ri]
+		w := hold.h.src.weight() * c.crules[ri].weight
+		if best < 0 || better(r, hold.at, w, &c.rules[best], bestHold.at, bestW) {
+			if best >= 0 {
+				others = append(others, c.rules[best].ID)
+			}
+			best, bestHold, bestW = int(ri), hold, w
+		} else {
+			others = append(others, r.ID)
+		}
+	}
+	if best >= 0 {
+		r := &c.rules[best]
+		v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+		v.PathConfidence = confidenceOf(bestW)
+		at, h := bestHold.at, bestHold.h
+		var what string
+		if h.src == srcName {
+			what = fmt.Sprintf("frame #%d %s", at, sv.frames[at])
+		} else {
+			what = fmt.Sprintf("%s %s of frame #%d %s", h.src, h.text, at, sv.frames[at])
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by rule %s (%s): %s ~ %q (weight %.2f, confidence %s); %s",
+			r.Path, r.Area, r.ID, where(r.File, r.Line), what, c.ix.globs[h.glob].text, bestW, v.PathConfidence, r.Why))
+		if r.NoQuery != nil && qs == QueryIDZero {
+			v.Path, v.Area = r.NoQuery.Path, r.NoQuery.Area
+			if v.Area == "" {
+				v.Area = r.Area
+			}
+			if v.PathConfidence == ConfidenceHigh {
+				v.PathConfidence = ConfidenceMedium
+			}
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s instead: query id %q says no query was attached (weak hint, used because rule %s allows it; confidence %s)", v.Path, v.Area, crash.QueryID, r.ID, v.PathConfidence))
+		}
+		if len(others) > 0 {
+			sort.Strings(others)
+			v.Evidence = append(v.Evidence, "other path rules matched (lower priority, or same priority at a deeper frame): "+strings.Join(dedupe(others), ", "))
+		}
+		return
+	}
+	name := ""
+	if sv.thread != nil {
+		name = sv.thread.Name
+	}
+	// Weak evidence, only when no frame-level rule matched: the thread
+	// name (a rule may require a query id state), then the query id.
+	if name != "" {
+		wb := -1
+		for _, i := range c.weak {
+			cr := &c.crules[i]
+			if cr.queryID != 0 && cr.queryID&qbit == 0 {
+				continue
+			}
+			for _, g := range cr.threads {
+				if g.match(name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
+					wb = i
+				}
+			}
+		}
+		if wb >= 0 {
+			r := &c.rules[wb]
+			v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+			w := weightThread * c.crules[wb].weight
+			v.PathConfidence = confidenceOf(w)
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), name, w, v.PathConfidence, r.Why))
+			return
+		}
+	}
+	ib := -1
+	for _, i := range c.idRules {
+		if c.crules[i].queryID&qbit != 0 && (ib < 0 || better(&c.rules[i], -1, 0, &c.rules[ib], -1, 0)) {
+			ib = i
+		}
+	}
+	if ib >= 0 {
+		r := &c.rules[ib]
+		v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+		w := weightQueryID * c.crules[ib].weight
+		v.PathConfidence = confidenceOf(w)
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): query id %s (%q) and no frame or thread rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), qs, strings.TrimSpace(crash.QueryID), w, v.PathConfidence, r.Why))
+		return
+	}
+	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
+	v.Evidence = append(v.Evidence, "path unknown: "+c.missing(sv, qs, name))
+}
+
+// missing says which evidence the crash lacked, for an unknown path.
+func (c *Catalog) missing(sv *stackView, qs, thread string) string {
+	if len(sv.frames) == 0 {
+		return fmt.Sprintf("the crashing thread has no frames, the query id is %s and no thread-name rule matches %q", qs, thread)
+	}
+	named := 0
+	for _, f := range sv.frames {
+		if f != "" {
+			named++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "no path rule matches the %d frames (%d named)", len(sv.frames), named)
+	fmt.Fprintf(&b, ", their %d source paths, %d modules and %d product names in template arguments", sv.nFiles, sv.nModules, sv.nTypes)
+	switch qs {
+	case QueryIDAbsent:
+		b.WriteString("; no query id printed")
+	default:
+		fmt.Fprintf(&b, "; query id %s and no id rule for it", qs)
+	}
+	if thread == "" {
+		b.WriteString("; no thread name")
+	} else {
+		fmt.Fprintf(&b, "; thread name %q matches no rule", thread)
+	}
+	return b.String()
+}
+
+// mechanismMarks are substrings of normalized frame names of the crash
+// mechanism (signal handlers, abort, glog's fatal path).
+var mechanismMarks = [...]string{"SignalHandler", "signal_handler", "JVM_handle_linux_signal", "chained_handler", "<signal handler called>", "__restore_rt", "google::LogMessage", "google::ReadFromOffset", "__GI_raise", "__GI_abort", "pthread_kill", "__pthread_kill", "raise", "abort", "__assert_fail", "__cxa_throw", "std::terminate", "__gnu_cxx::__verbose_terminate_handler", "__sanitizer", "__asan", "__interceptor"}
+
+// mechanismEnd returns the index of the first frame after the crash
+// mechanism: the signature's crash frame when it is in the stack, else the
+// frame after the last mechanism frame among the top 16.
+func mechanismEnd(frames []string, sig signature.Signature) int {
+	if sig.CrashFrame != "" {
+		if i := indexOf(frames, sig.CrashFrame); i >= 0 {
+			return i
+		}
+	}
+	end := 0
+	for i, f := range frames[:min(len(frames), 16)] {
+		for _, m := range mechanismMarks {
+			if strings.Contains(f, m) {
+				end = i + 1
+				break
+			}
+		}
+	}
+	return end
+}
+
+// threadMatches reports whether the thread's name matches one of globs.
+func threadMatches(globs []glob, t *symbolize.Thread) bool {
+	if t == nil || t.Name == "" {
+		return false
+	}
+	for i := range globs {
+		if globs[i].match(t.Name) {
+			return true
+		}
+	}
+	return false
+}
