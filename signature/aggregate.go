@@ -138,7 +138,7 @@ func (g *Generator) stackName(f *symbolize.Frame) string {
 			return fc.name
 		}
 	}
-	v := g.view(f, symbolize.ProductUnknown)
+	v := g.view(f, symbolize.ProductUnknown, nil)
 	if v.name != "" {
 		return v.name
 	}

@@ -190,7 +190,7 @@ func parseFingerprint(c *symbolize.Crash) string {
 	type fr struct {
 		F, D, M, File string
 		O, PC         symbolize.Addr
-		HO, J         bool
+		HO, J, I      bool
 	}
 	type th struct {
 		N, S string
@@ -210,7 +210,7 @@ func parseFingerprint(c *symbolize.Crash) string {
 	for _, t := range c.Threads {
 		x := th{N: t.Name, S: t.State, C: t.Crashed, T: t.Truncated}
 		for _, f := range t.Frames {
-			x.F = append(x.F, fr{F: f.Function, D: f.Demangled, M: f.Module, File: f.File, O: f.Offset, PC: f.PC, HO: f.HasOffset, J: f.Java})
+			x.F = append(x.F, fr{F: f.Function, D: f.Demangled, M: f.Module, File: f.File, O: f.Offset, PC: f.PC, HO: f.HasOffset, J: f.Java, I: f.Inlined})
 		}
 		v.T = append(v.T, x)
 	}

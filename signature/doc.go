@@ -3,9 +3,31 @@
 //
 // # Pipeline
 //
-//	crash (symbolize.Crash) → kind prefix → crashing thread → per frame:
-//	Normalize → rule role (sentinel / irrelevant / prefix / kept) →
-//	first DefaultFrames kept frames → Key = kind | f1 | f2 | f3 → ID
+//	crash (symbolize.Crash) → kind prefix → crashing thread → physical
+//	frames → per frame: Normalize → rule role (sentinel / irrelevant /
+//	prefix / kept) → first DefaultFrames kept frames → Key = kind | f1 | … → ID
+//
+// # One crash, one key
+//
+// A crash read from its core, from gdb's bt, from a glog or boost dump,
+// or from raw addresses symbolized later must get one key. Hence the key
+// uses only what every source shows:
+//
+//   - Physical frames only. The key is made of the functions that contain
+//     each PC; frames the compiler inlined (Frame.Inlined: DWARF-based
+//     sources show them, glog's and boost's symbolizers never do) are
+//     traced and the innermost one of the crash site becomes the
+//     attribute inlined=<name> and the CrashFrame, never a key frame. gdb
+//     text is read by its own rule (see physicalMask): after #0, gdb prints
+//     `0xADDR in` only on the innermost frame of an inline group, and the
+//     group's last frame is the physical function.
+//   - The kind prefix uses only the signal or the check/terminate kind.
+//     A fault address in the null page (which gdb's bt does not print) is
+//     the attribute fault=null.
+//   - Position independence of an unsymbolized frame is read from its
+//     address (and the mapping base of a kernel `segfault … in
+//     mod[base+size]` line when the incident carries one), never from the
+//     module's name.
 //
 // Generator.Generate records every decision in Signature.Trace
 // ("skipped #0 X: irrelevant rule 'glog-handler' (why)", "kept #4 Y"), so
@@ -76,7 +98,15 @@
 //     allocators and BE memory hooks, locks). The first one before the
 //     first kept frame adds its attribute (leaf=memcpy-family,
 //     suspected-heap-corruption, leaf=lock); if nothing else remains they
-//     are keyed after all.
+//     are keyed after all. A prefix rule with `crash_site: true`
+//     (allocator, memcpy family, libc locks) keeps the crash frame as the
+//     key's first frame, then the frames below it that the key keeps
+//     (Socorro's prefix list): `SIGSEGV | je_arena_dalloc_promoted |
+//     doris::Foo::bar | …`, so reports of one allocator defect reached
+//     from different callers share the leading frame. Named frames of libc,
+//     libstdc++ and the JVM match no rule and are kept like product
+//     frames. Thread dumps (THREADS) have no crash frame: there the
+//     crash-site rules do not apply.
 //
 // rules_test.go validates every rule file (known roles, patterns compile,
 // no duplicate names or ids, a `why` for every rule) and fails when a rule
@@ -84,8 +114,8 @@
 //
 // # Kind prefix
 //
-// SIGSEGV (SIGSEGV-null when the fault address is below 4096), SIGBUS,
-// SIGFPE, SIGILL, SIGABRT; CHECK(<expr>) with the printed values and the
+// SIGSEGV (a fault address below 4096 adds the attribute fault=null),
+// SIGBUS, SIGFPE, SIGILL, SIGABRT; CHECK(<expr>) with the printed values and the
 // streamed message removed (the expression ends where an operand follows
 // an operand, at a top-level comma, or at `(` after a blank: `a == b (1
 // vs. 2)`, `"Orphan" If you crash…`), FATAL for LOG(FATAL) without a
@@ -99,7 +129,7 @@
 // Measured on the 149 labelled incidents of testdata/corpus
 // (TestMeasureFrames): N=1 gives 143 keys and 4 keys that merge incidents
 // labelled as different defects (`SIGABRT | down_cast`,
-// `SIGSEGV-null | JNIEnv_::DeleteGlobalRef`, …); N=2 merges 2, N=3 still
+// `SIGSEGV | JNIEnv_::DeleteGlobalRef`, …; measured under crashsig-sig/6); N=2 merges 2, N=3 still
 // merges one pair (StarRocks #6805 and #10529: the same CHECK in
 // Chunk::get_column_by_slot_id via ColumnRef::get_column/evaluate, reached
 // from a projection in one and from an IS NULL predicate in the other).
@@ -117,12 +147,15 @@
 // # Unsymbolized frames
 //
 // A frame without a name is kept as `module+0xoffset` when the address is
-// stable for a build: a module-relative offset of the main binary
+// stable for a build: a module-relative offset of the executable
 // (`doris_be+0x…` from ASAN or hs_err), or an absolute address of a
-// position-dependent executable (StarRocks' `starrocks_be` is linked at
-// 0x400000; any module-less PC below 4 GiB is taken as such). Absolute
-// addresses of PIE binaries and shared objects differ per run or per
-// distribution and are dropped, with the reason in the trace.
+// position-dependent executable. Position independence is read from the
+// address, never from the module's name: fixed-address executables are
+// linked far below 4 GiB (StarRocks' `starrocks_be` at 0x400000), PIE
+// executables load far above it, and a kernel `segfault … in
+// mod[base+size]` line's mapping base decides when the incident carries
+// it. Absolute addresses of PIE binaries and shared objects differ per
+// run or per distribution and are dropped, with the reason in the trace.
 //
 // # Empty and damaged input
 //

@@ -41,12 +41,12 @@ func ExampleGenerator_Generate() {
 	s := signature.Default().Generate(crashes[0])
 	fmt.Println(s.Key)
 	fmt.Println(s.ID, s.Attributes, s.CrashFrame)
-	for _, line := range s.Trace[1:5] {
+	for _, line := range s.Trace[2:6] {
 		fmt.Println(line)
 	}
 	// Output:
-	// SIGSEGV-null | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
-	// f7b9034f6fcd4b08 [leaf=memcpy-family] __memmove_avx_unaligned_erms
+	// SIGSEGV | __memmove_avx_unaligned_erms | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
+	// 67576725a69253b7 [fault=null leaf=memcpy-family] __memmove_avx_unaligned_erms
 	// thread: crashing thread 6464, 8 frames
 	// skipped #0 doris::signal::(anonymous namespace)::FailureSignalHandler: sentinel 'doris-signal-handler', superseded by a later sentinel
 	// skipped #1 PosixSignals::chained_handler: sentinel 'jvm-signal-chain', superseded by a later sentinel

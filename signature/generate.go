@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/6"
+const Algorithm = "crashsig-sig/7"
 
 // DefaultFrames is how many meaningful frames a key holds (see doc.go for
 // the measurement behind it).
@@ -32,7 +33,7 @@ const (
 	sentinelWindow = 64
 	// maxTrace bounds the number of trace lines.
 	maxTrace = 96
-	// nullPage is the fault-address bound of SIGSEGV-null.
+	// nullPage is the fault-address bound of the fault=null attribute.
 	nullPage = 4096
 )
 
@@ -145,6 +146,9 @@ type frameView struct {
 	why    string // why an unsymbolized frame is not stable
 	glibc  bool   // frame in libc/libpthread (module or glibc source path)
 	raw    string
+	// inlined: the compiler inlined this frame into the next physical
+	// frame (see physicalMask); keys use physical frames only.
+	inlined bool
 }
 
 // unknownNames are printed in place of a missing symbol.
@@ -181,7 +185,7 @@ func mainBinary(p symbolize.Product) string {
 // executables and shared objects load far above it.
 const nonPIELimit = 1 << 32
 
-func (g *Generator) view(f *symbolize.Frame, product symbolize.Product) frameView {
+func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []kernelMapping) frameView {
 	v := frameView{index: f.Index, raw: f.Name()}
 	mod := f.Module
 	offset, hasOffset := f.Offset, f.HasOffset
@@ -213,7 +217,7 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product) frameVie
 		v.why = "no address"
 		return v
 	}
-	if v.module != "" && !isMainBinary(v.module) {
+	if v.module != "" && isSharedObject(v.module) {
 		v.why = "in shared object " + v.module + " (offsets differ between builds of it)"
 		if r := g.rules.match("", v.module); r != nil {
 			v.rule = r
@@ -227,17 +231,75 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product) frameVie
 			m = mainBinary(product)
 		}
 		v.unsym = m + "+" + offset.String()
-	case v.module == "starrocks_be" || v.module == "" && f.PC < nonPIELimit:
+	default:
 		m := v.module
 		if m == "" {
 			m = mainBinary(product)
 		}
-		// Non-PIE: the absolute address is the file address.
-		v.unsym = m + "+" + f.PC.String()
-	default:
-		v.why = "absolute address " + f.PC.String() + " of a position-independent binary differs per run"
+		// Position independence is read from the addresses, never from the
+		// module's name: the kernel line's mapping base when it names one
+		// for this PC, else the PC itself (fixed-address executables are
+		// linked far below 4 GiB, PIE executables load far above it).
+		base, known := mappingBase(maps, v.module, f.PC)
+		switch {
+		case known && base >= nonPIELimit:
+			v.why = "absolute address " + f.PC.String() + " of a position-independent binary (mapped at " + base.String() + " by the kernel line) differs per run"
+		case f.PC < nonPIELimit:
+			// Fixed-address executable: the absolute address is the file address.
+			v.unsym = m + "+" + f.PC.String()
+		default:
+			v.why = "absolute address " + f.PC.String() + " of a position-independent binary differs per run"
+		}
 	}
 	return v
+}
+
+// kernelMapping is the mapping a kernel `segfault at … in mod[base+size]`
+// line names for its PC.
+type kernelMapping struct {
+	module     string
+	base, size symbolize.Addr
+}
+
+// kernelMappingRE reads the mapping of a kernel segfault line (the line
+// itself is parsed by the scanner; its text reaches the signature as the
+// incident's message or an event).
+var kernelMappingRE = regexp.MustCompile(`segfault at [0-9a-f]+ ip [0-9a-f]+ .*? in ([^\[ ]+)\[([0-9a-f]+)\+([0-9a-f]+)\]`)
+
+// kernelMappings returns the mappings named by kernel segfault lines of c.
+func kernelMappings(c *symbolize.Crash) []kernelMapping {
+	var out []kernelMapping
+	add := func(s string) {
+		if !strings.Contains(s, "segfault at ") || len(out) >= 8 {
+			return
+		}
+		m := kernelMappingRE.FindStringSubmatch(s)
+		if m == nil {
+			return
+		}
+		base, err1 := strconv.ParseUint(m[2], 16, 64)
+		size, err2 := strconv.ParseUint(m[3], 16, 64)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		out = append(out, kernelMapping{module: path.Base(m[1]), base: symbolize.Addr(base), size: symbolize.Addr(size)})
+	}
+	add(c.Message)
+	for i := range c.Events {
+		add(c.Events[i].Text)
+	}
+	return out
+}
+
+// mappingBase returns the base of the kernel-line mapping that holds pc
+// in module (any module when module is "").
+func mappingBase(maps []kernelMapping, module string, pc symbolize.Addr) (symbolize.Addr, bool) {
+	for _, m := range maps {
+		if (module == "" || m.module == module) && pc >= m.base && pc-m.base < m.size {
+			return m.base, true
+		}
+	}
+	return 0, false
 }
 
 // unMarkdownLink turns a pasted `/lib/[libjvm.so](http://libjvm.so/)`
@@ -268,8 +330,10 @@ func isPath(s string) bool {
 	return (s[0] == '/' || s[0] == '.') && strings.Contains(s, "/")
 }
 
-func isMainBinary(m string) bool {
-	return m == "starrocks_be" || m == "doris_be" || m == "palo_be"
+// isSharedObject: a module named like a shared object (`libc.so.6`,
+// `libjvm.so`); anything else is taken as the executable.
+func isSharedObject(m string) bool {
+	return strings.HasSuffix(m, ".so") || strings.Contains(m, ".so.")
 }
 
 func isGlibc(m string) bool {
@@ -290,18 +354,25 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 		return s
 	}
 	s.Kind = g.kind(c, t)
+	if nullFault(c) {
+		s.Attributes = append(s.Attributes, "fault=null")
+	}
 	th := g.pickThread(c, t)
 	var frames []frameView
 	if th != nil {
 		frames = make([]frameView, len(th.Frames))
+		maps := kernelMappings(c)
+		inl := physicalMask(th.Frames)
 		for i := range th.Frames {
-			frames[i] = g.view(&th.Frames[i], c.Product)
+			frames[i] = g.view(&th.Frames[i], c.Product, maps)
+			frames[i].inlined = inl[i]
 		}
 		if th.Truncated {
 			s.Attributes = append(s.Attributes, "stack-truncated")
 		}
 	}
-	kept, crashFrame, attrs := g.walk(frames, t)
+	// A thread dump has no crash frame: the crash-site rules do not apply.
+	kept, crashFrame, attrs := g.walk(frames, t, c.Kind != symbolize.KindThreadDump)
 	s.CrashFrame = crashFrame
 	s.AppFrame = appFrame(kept, frames)
 	s.Attributes = append(s.Attributes, attrs...)
@@ -377,7 +448,7 @@ func threadLabel(th *symbolize.Thread) string {
 
 // walk applies the rules to the frames, innermost first, and returns the
 // kept frames, the crash frame and attributes.
-func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFrame string, attrs []string) {
+func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []string, crashFrame string, attrs []string) {
 	// 1. The last sentinel near the top restarts the signature.
 	start, sentinel := 0, (*compiledRule)(nil)
 	for i := 0; i < len(frames) && i < sentinelWindow; i++ {
@@ -401,6 +472,8 @@ func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFra
 	abortPath := false
 	var prefixes []string
 	prefixAttr := ""
+	leafKept := false  // kept[0] is a crash-site prefix frame
+	inlinedAbove := "" // the innermost named inline frame since the last physical frame
 	n := g.frames
 	for i := start; i < len(frames); i++ {
 		f := &frames[i]
@@ -408,6 +481,19 @@ func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFra
 			t.add("stopped after " + strconv.Itoa(n) + " frames; " + strconv.Itoa(len(frames)-i) + " frames below not examined")
 			break
 		}
+		if f.inlined {
+			// Only DWARF-based sources (cores, gdb, symbolized addresses)
+			// show inline frames; glog's and boost's symbolizers print the
+			// physical function. Keys use physical frames so that every
+			// source of one crash gives one key.
+			t.add(skipLine(f, "inlined into the physical frame below (keys use physical frames)"))
+			if inlinedAbove == "" && f.name != "" {
+				inlinedAbove = f.name
+			}
+			continue
+		}
+		inlined := inlinedAbove
+		inlinedAbove = ""
 		if f.name == "" { // unsymbolized
 			switch {
 			case trampoline && len(kept) == 0:
@@ -442,12 +528,29 @@ func (g *Generator) walk(frames []frameView, t *tracer) (kept []string, crashFra
 			t.add(skipLine(f, "glibc frame on the abort path (cold code is often mis-symbolized)"))
 			continue
 		}
-		if crashFrame == "" {
+		isCrashFrame := crashFrame == ""
+		if isCrashFrame {
+			// The crash frame is where the crash showed: the innermost
+			// inline frame of the crash site when the source shows them.
 			crashFrame = f.name
+			if inlined != "" {
+				crashFrame = inlined
+				attrs = append(attrs, "inlined="+inlined)
+			}
 		}
 		if r != nil && r.Role == RolePrefix {
+			if isCrashFrame && crashSite && r.CrashSite && len(kept) == 0 {
+				kept = append(kept, f.name)
+				leafKept = true
+				if r.Attribute != "" {
+					prefixAttr = r.Attribute
+					attrs = append(attrs, r.Attribute)
+				}
+				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + ": crash frame in " + r.describe() + "; the key names where it crashed, then the frames below")
+				continue
+			}
 			t.add(skipLine(f, r.describe()))
-			if len(kept) == 0 {
+			if len(kept) == 0 || leafKept && len(kept) == 1 {
 				if len(prefixes) < n {
 					prefixes = append(prefixes, f.name)
 				}
@@ -497,7 +600,7 @@ func appFrame(kept []string, frames []frameView) string {
 		if i == sentinelWindow*2 {
 			break
 		}
-		if n := frames[i].name; isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
+		if n := frames[i].name; !frames[i].inlined && isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
 			return n
 		}
 	}
@@ -641,13 +744,76 @@ func (g *Generator) kind(c *symbolize.Crash, t *tracer) string {
 			k = "CRASH"
 		}
 	}
-	if k == "SIGSEGV" && c.HasFaultAddress && c.FaultAddress < nullPage {
-		k = "SIGSEGV-null"
-		t.add("kind: SIGSEGV-null (fault address " + c.FaultAddress.String() + " < 4096)")
-	} else {
-		t.add("kind: " + k + " (incident kind " + kindName(c.Kind) + ", signal " + orDash(c.Signal) + ")")
+	t.add("kind: " + k + " (incident kind " + kindName(c.Kind) + ", signal " + orDash(c.Signal) + ")")
+	if nullFault(c) {
+		// gdb's bt and boost dumps of older Doris versions do not print the
+		// fault address: null-ness is an attribute, never part of the key.
+		t.add("attribute fault=null (fault address " + c.FaultAddress.String() + " < 4096; not in the key: not every source prints it)")
 	}
 	return k
+}
+
+// nullFault reports a SIGSEGV whose printed fault address lies in the
+// null page.
+func nullFault(c *symbolize.Crash) bool {
+	return signalName(c.Signal) == "SIGSEGV" && c.HasFaultAddress && c.FaultAddress < nullPage &&
+		c.Kind != symbolize.KindTermination
+}
+
+// physicalMask tells, for each frame of a thread, whether the compiler
+// inlined it into the next (physical) frame. Symbolized and core frames
+// carry Frame.Inlined. gdb text needs reading: after #0, gdb prints
+// `0xADDR in` only on the innermost frame of each inline group and no
+// address on the other frames of the group, whose last one is the
+// physical function; with `set print frame-info location-and-address` it
+// prints the same address on every frame of the group, whose last one is
+// again the physical function. So a parsed frame is inlined exactly when
+// the next frame continues its group: an address-less frame (the scanner
+// marks those Inlined), or a frame printing the same address.
+//
+// Text whose frames print no address at all (hand-written or abbreviated
+// pastes) has no grouping to read: its frames are taken as physical.
+func physicalMask(fs []symbolize.Frame) []bool {
+	inl := make([]bool, len(fs))
+	anyPC := false
+	for i := range fs {
+		if fs[i].PC != 0 && !fs[i].Symbolized {
+			anyPC = true
+			break
+		}
+	}
+	for i := range fs {
+		if !anyPC && !fs[i].Symbolized {
+			inl[i] = fs[i].Inlined && fs[i].PC != 0
+			continue
+		}
+		f := &fs[i]
+		continues := i+1 < len(fs) && (gdbLike(&fs[i+1]) || sameTextPC(fs, i))
+		if f.Symbolized || f.Java || !continues && !gdbLike(f) {
+			inl[i] = f.Inlined
+			continue
+		}
+		inl[i] = continues
+	}
+	return inl
+}
+
+// gdbLike: a parsed frame that printed no address and that the scanner
+// marked inlined (gdb's frames of an inline group after the first).
+func gdbLike(f *symbolize.Frame) bool {
+	return f.Inlined && f.PC == 0 && !f.HasOffset && !f.Symbolized && !f.Java
+}
+
+// sameTextPC: parsed frames i and i+1 print the same non-zero address
+// under different names (gdb's location-and-address form of an inline
+// group; recursion repeats the name and is collapsed later anyway).
+func sameTextPC(fs []symbolize.Frame, i int) bool {
+	if i+1 >= len(fs) {
+		return false
+	}
+	a, b := &fs[i], &fs[i+1]
+	return a.PC != 0 && a.PC == b.PC && !a.Symbolized && !b.Symbolized && !a.Java && !b.Java &&
+		a.Name() != b.Name() && a.Function != "<signal handler called>" && b.Function != "<signal handler called>"
 }
 
 // assertExpr is the expression of a C assert() failure: CheckExpr, else

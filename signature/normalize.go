@@ -528,6 +528,12 @@ func (t *tokenizer) run() {
 				t.truncated()
 				return
 			}
+			if t.cur.Len() == 0 && strings.HasPrefix(s[t.i:], "<lambda(") {
+				// gdb's name of a closure type: `f(int)::<lambda()>`.
+				t.cur.WriteString(Lambda)
+				t.i = end
+				continue
+			}
 			if len(t.parts) == 1 && t.parts[0] == "std" && t.cur.String() == "_Function_handler" {
 				t.functor = lastTemplateArg(s[t.i+1 : end-1])
 			}

@@ -24,6 +24,9 @@ var normalizeCases = []struct{ in, want string }{
 	{"_ZNSt17_Function_handlerIFvvEZN9starrocks5spill16RawSpillerWriter5flushIRNS2_14IOTaskExecutorERNS2_23ResourceMemTrackerGuardIJSt8weak_ptrINS1_8pipeline12QueryContextEES8_INS2_7SpillerEEEEEEENS1_6StatusEPNS1_12RuntimeStateEOT_OT0_EUlvE0_E9_M_invokeERKSt9_Any_data", "starrocks::spill::RawSpillerWriter::flush::{lambda}"},
 	{"std::_Function_handler<void (), doris::StorageEngine::_cooldown_tasks_producer_callback()::$_1>::_M_invoke(std::_Any_data const&)", "doris::StorageEngine::_cooldown_tasks_producer_callback::{lambda}"},
 	{"std::_Function_handler<void (), starrocks::EvHttpServer::start()::{lambda()#1}>::_M_invoke(std::_Any_data const&)", "starrocks::EvHttpServer::start::{lambda}"},
+	// gdb names a closure type `<lambda()>`.
+	{"std::_Function_handler<void(), starrocks::ScanNode::submit_scan_tasks(int)::<lambda()> >::_M_invoke(const std::_Any_data &)", "starrocks::ScanNode::submit_scan_tasks::{lambda}"},
+	{"starrocks::ScanNode::submit_scan_tasks(int)::<lambda()>::operator()(void) const", "starrocks::ScanNode::submit_scan_tasks::{lambda}"},
 	{"std::_Function_handler<void (), std::_Bind<void (doris::ThreadPool::*(doris::ThreadPool*))()> >::_M_invoke(std::_Any_data const&)", "std::_Function_handler::_M_invoke"},
 	{"std::_Function_handler<void (), void (*)()>::_M_manager(std::_Any_data&, std::_Any_data const&, std::_Manager_operation)", "std::_Function_handler::_M_manager"},
 	{"_ZN9starrocks10vectorized12BinaryColumnD2Ev", "starrocks::vectorized::BinaryColumn::~BinaryColumn"},

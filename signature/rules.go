@@ -27,8 +27,9 @@ const (
 	RoleIrrelevant Role = "irrelevant"
 	// RolePrefix frames are skipped but remembered: where a fault shows,
 	// not where it was made (memcpy family, allocator, locks). They are
-	// keyed only when nothing else remains, and the first one before the
-	// first kept frame adds the rule's Attribute.
+	// keyed only when nothing else remains, or when the rule is a
+	// CrashSite rule and the frame is the crash frame; the first one
+	// before the first kept frame adds the rule's Attribute.
 	RolePrefix Role = "prefix"
 	// RoleSentinel frames restart the signature: it begins after the last
 	// sentinel found near the top of the stack (the signal handler).
@@ -57,6 +58,13 @@ type Rule struct {
 	// Trampoline, on a sentinel, also skips the first unsymbolized frame
 	// after it: the kernel's signal trampoline.
 	Trampoline bool `yaml:"trampoline,omitempty" json:"trampoline,omitempty"`
+	// CrashSite, on a prefix rule, keeps a matching frame in the key when
+	// it is the crash frame (the first frame after the mechanism frames):
+	// the key then names where it crashed (allocator, memcpy family,
+	// libc) followed by the frames below it that the key keeps, as
+	// Socorro's prefix list does. Further prefix frames between it and
+	// the first kept frame are skipped.
+	CrashSite bool `yaml:"crash_site,omitempty" json:"crash_site,omitempty"`
 }
 
 type ruleFile struct {
@@ -144,6 +152,9 @@ func ValidateRules(rules []Rule) error {
 		}
 		if strings.TrimSpace(r.Why) == "" {
 			return fmt.Errorf("%w: %s: no why", ErrRule, where)
+		}
+		if r.CrashSite && r.Role != RolePrefix {
+			return fmt.Errorf("%w: %s: crash_site is only meaningful on a prefix rule", ErrRule, where)
 		}
 		if len(r.Names)+len(r.Prefixes) == 0 && r.Regexp == "" && r.Module == "" {
 			return fmt.Errorf("%w: %s: no pattern", ErrRule, where)

@@ -1,0 +1,100 @@
+package signature
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// gdb's bt of one crash: #0 has an address and starts an inline group
+// whose last frame (#2, no address) is the physical function.
+func gdbInlineFrames() []symbolize.Frame {
+	return []symbolize.Frame{
+		{Index: 0, PC: 0x55d0c0a02a56, Function: "__gnu_cxx::__normal_iterator<int*, std::vector<int> >::__normal_iterator (__i=<optimized out>)"},
+		{Index: 1, Function: "std::vector<int, std::allocator<int> >::begin (this=0x0)", Inlined: true},
+		{Index: 2, Function: "starrocks::lake::collect_garbage_files (tablet=...)", Inlined: true},
+		{Index: 3, PC: 0x55d0c0a03000, Function: "starrocks::lake::vacuum_tablet (t=...)"},
+		{Index: 4, PC: 0x55d0c0a04000, Function: "starrocks::lake::vacuum (r=...)"},
+	}
+}
+
+func TestPhysicalMaskGDB(t *testing.T) {
+	assert.Equal(t, []bool{true, true, false, false, false}, physicalMask(gdbInlineFrames()))
+	// `set print frame-info location-and-address`: the same address on
+	// every frame of the group.
+	same := gdbInlineFrames()
+	same[1].PC, same[1].Inlined = same[0].PC, false
+	same[2].PC, same[2].Inlined = same[0].PC, false
+	assert.Equal(t, []bool{true, true, false, false, false}, physicalMask(same))
+	// No address anywhere (abbreviated paste): no grouping to read.
+	bare := gdbInlineFrames()
+	for i := range bare {
+		bare[i].PC = 0
+		bare[i].Inlined = i > 0
+	}
+	assert.Equal(t, []bool{false, false, false, false, false}, physicalMask(bare))
+	// Symbolized frames keep their flag.
+	sym := []symbolize.Frame{{PC: 1, Function: "a", Inlined: true, Symbolized: true}, {PC: 1, Function: "b", Symbolized: true}}
+	assert.Equal(t, []bool{true, false}, physicalMask(sym))
+}
+
+// The same crash from gdb (inline frames shown) and from glog (physical
+// names only) gets one key; the inline frame becomes an attribute.
+func TestKeyPhysicalAcrossSources(t *testing.T) {
+	gdb := crash(symbolize.KindSignal, "SIGSEGV", gdbInlineFrames())
+	glog := crash(symbolize.KindSignal, "SIGSEGV", fr(
+		"starrocks::lake::collect_garbage_files()", "starrocks::lake::vacuum_tablet()", "starrocks::lake::vacuum()"))
+	glog.HasFaultAddress, glog.FaultAddress = true, 0
+	a, b := Generate(gdb), Generate(glog)
+	require.Equal(t, "SIGSEGV | starrocks::lake::collect_garbage_files | starrocks::lake::vacuum_tablet | starrocks::lake::vacuum", a.Key, strings.Join(a.Trace, "\n"))
+	assert.Equal(t, a.Key, b.Key)
+	assert.Contains(t, a.Attributes, "inlined=__gnu_cxx::__normal_iterator::__normal_iterator")
+	assert.Equal(t, "__gnu_cxx::__normal_iterator::__normal_iterator", a.CrashFrame)
+	assert.Contains(t, b.Attributes, "fault=null")
+	assert.NotContains(t, a.Attributes, "fault=null")
+}
+
+// Position independence comes from the address and the kernel line's
+// mapping base, never from the module's name.
+func TestUnsymbolizedPIEByAddress(t *testing.T) {
+	c := &symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Product: symbolize.ProductStarRocks,
+		Message: "segfault at 0 ip 000055d0c0a02a56 sp 00007ffd5e1c8a10 error 4 in starrocks_be[55d0c0a00000+4000]",
+		Threads: []symbolize.Thread{{Crashed: true, Frames: []symbolize.Frame{{PC: 0x55d0c0a02a56, Module: "starrocks_be"}}}}}
+	s := Generate(c)
+	assert.Equal(t, "EMPTY: SIGSEGV", s.Key)
+	assert.True(t, hasTrace(s, "position-independent binary (mapped at 0x55d0c0a00000"), strings.Join(s.Trace, "\n"))
+	// A fixed-address executable (mapped at 0x400000): the PC is a file address.
+	c.Message = "segfault at 0 ip 0000000003a1b2c9 sp 00007f61d2c0bcc0 error 4 in starrocks_be[400000+9c35000]"
+	c.Threads[0].Frames[0].PC = 0x3a1b2c9
+	assert.Equal(t, "SIGSEGV | starrocks_be+0x3a1b2c9", Generate(c).Key)
+	// Whatever the name, a PIE-range address without a base is dropped.
+	c.Message = ""
+	c.Threads[0].Frames[0] = symbolize.Frame{PC: 0x55d0c0a02a56, Module: "starrocks_be"}
+	assert.Equal(t, "EMPTY: SIGSEGV", Generate(c).Key)
+}
+
+// A crash frame in the allocator leads the key (crash_site rule); in a
+// thread dump there is no crash frame and the rule does not apply.
+func TestCrashSiteLeaf(t *testing.T) {
+	for _, caller := range []string{"doris::Thread::start_thread", "doris::vectorized::Block::~Block"} {
+		s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "je_free_default", "operator delete(void*)", caller)))
+		assert.Equal(t, "SIGSEGV | je_arena_dalloc_promoted | "+caller, s.Key)
+		assert.Equal(t, []string{"je_arena_dalloc_promoted", caller}, s.Frames)
+		assert.Contains(t, s.Attributes, "suspected-heap-corruption")
+	}
+	// A memcpy below a product frame is not the crash frame: skipped.
+	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::Foo::bar()", "memcpy", "doris::Foo::baz()")))
+	assert.Equal(t, "SIGSEGV | doris::Foo::bar | doris::Foo::baz", s.Key)
+	td := crash(symbolize.KindThreadDump, "", fr("pthread_cond_timedwait", "starrocks::CompactionManager::_schedule()"))
+	td.Threads[0].Crashed = false
+	assert.Equal(t, "THREADS | starrocks::CompactionManager::_schedule", Generate(td).Key)
+}
+
+func TestCrashSiteOnlyOnPrefixRules(t *testing.T) {
+	err := ValidateRules([]Rule{{ID: "x", Role: RoleIrrelevant, Why: "w", Names: []string{"f"}, CrashSite: true}})
+	require.ErrorIs(t, err, ErrRule)
+}
