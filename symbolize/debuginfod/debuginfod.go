@@ -1,0 +1,488 @@
+// Package debuginfod is a client of debuginfod servers: it fetches the
+// debug file or the executable of an ELF build-id over HTTP, the way gdb,
+// llvm-symbolizer, perf and systemd-coredump do when DEBUGINFOD_URLS is set.
+//
+// The client is opt-in: nothing here touches the network unless the caller
+// builds a Client with server URLs (directly, or with FromEnv when the
+// environment names servers). A fetched file is verified before use: it must
+// be an ELF file whose GNU build-id note equals the one asked for. Verified
+// files are kept in a local cache laid out like elfutils' client cache, so
+// that gdb and crashsig share downloads:
+//
+//	$DEBUGINFOD_CACHE_PATH/<build-id>/debuginfo
+//	$DEBUGINFOD_CACHE_PATH/<build-id>/executable
+//
+// (default $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client).
+// A server's 404 is remembered as elfutils does, by an empty file with mode
+// 000 in the entry's place, for the cache's cache_miss_s seconds (600 when
+// that file is absent); FetchOptions.IgnoreMissCache bypasses it.
+//
+// Servers are tried in order; each gets Retries extra attempts after a
+// transport error or a 5xx answer, and a response larger than MaxSize is
+// refused (from Content-Length or X-Debuginfod-Size before the body is read,
+// and while reading it otherwise). Errors are typed: test them with errors.Is
+// against ErrNotFound, ErrBuildIDMismatch, ErrTooLarge, ErrUnreachable and
+// ErrBadBuildID, or errors.As with *FetchError for the per-server details.
+//
+// A Client is safe for concurrent use. Two concurrent fetches of one build-id
+// may both download it; the cache entry is replaced atomically (rename), so a
+// reader never sees a partial file.
+package debuginfod
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Errors returned by the client. A *FetchError matches each of the errors of
+// the servers it tried with errors.Is.
+var (
+	// ErrNotFound means every server answered 404 (or the miss is cached).
+	ErrNotFound = errors.New("debuginfod: not found")
+	// ErrBuildIDMismatch means a server sent a file whose build-id is not the
+	// one asked for (or that is not ELF); the file is not cached.
+	ErrBuildIDMismatch = errors.New("debuginfod: fetched file does not have the requested build-id")
+	// ErrTooLarge means a server's answer exceeds Client.MaxSize.
+	ErrTooLarge = errors.New("debuginfod: file exceeds the size limit")
+	// ErrUnreachable means a server could not be reached or answered with an
+	// error other than 404 (after the retries).
+	ErrUnreachable = errors.New("debuginfod: server unreachable or failing")
+	// ErrBadBuildID means the build-id is not a hex string of 2 to 128 digits.
+	ErrBadBuildID = errors.New("debuginfod: malformed build-id")
+	// ErrNoServers means no server URL is configured.
+	ErrNoServers = errors.New("debuginfod: no server configured")
+)
+
+// Kind is the artifact asked for.
+type Kind string
+
+// The artifacts a debuginfod server serves by build-id that this client fetches.
+const (
+	DebugInfo  Kind = "debuginfo"  // the separate debug file (or an unstripped binary)
+	Executable Kind = "executable" // the binary itself (for cores whose binary is not at hand)
+)
+
+// Defaults used when the corresponding Client field is zero.
+const (
+	DefaultTimeout  = 90 * time.Second // per request, like elfutils' DEBUGINFOD_TIMEOUT
+	DefaultMaxSize  = 8 << 30          // 8 GiB: a backend's debug file is 1-4 GiB
+	DefaultRetries  = 1                // extra attempts per server after a transport error or 5xx
+	defaultMissTTL  = 600 * time.Second
+	maxErrorBodyLen = 512
+)
+
+// Client fetches files from debuginfod servers. The zero value has no
+// servers; use FromEnv or fill URLs.
+type Client struct {
+	// URLs are the servers' base URLs, tried in order
+	// (e.g. "https://debuginfod.example.org/").
+	URLs []string
+	// CacheDir is the cache root. Empty: DefaultCacheDir().
+	CacheDir string
+	// HTTPClient sends the requests. Nil: a client with no overall timeout
+	// (Timeout bounds each request).
+	HTTPClient *http.Client
+	// Timeout bounds each request, headers and body. Zero: DefaultTimeout.
+	Timeout time.Duration
+	// MaxSize is the largest file accepted, in bytes. Zero: DefaultMaxSize.
+	MaxSize int64
+	// Retries is the number of extra attempts per server after a transport
+	// error or a 5xx answer. Zero: DefaultRetries; negative: none.
+	Retries int
+}
+
+// FromEnv returns a client configured like elfutils' from the environment:
+// DEBUGINFOD_URLS (space-separated server URLs), DEBUGINFOD_CACHE_PATH,
+// DEBUGINFOD_TIMEOUT (seconds), DEBUGINFOD_MAXSIZE (bytes) and
+// DEBUGINFOD_RETRY_LIMIT. It returns ErrNoServers when DEBUGINFOD_URLS names
+// no server, so that callers can treat "not configured" as "off".
+func FromEnv() (*Client, error) {
+	urls := strings.Fields(os.Getenv("DEBUGINFOD_URLS"))
+	if len(urls) == 0 {
+		return nil, ErrNoServers
+	}
+	c := &Client{URLs: urls, CacheDir: os.Getenv("DEBUGINFOD_CACHE_PATH")}
+	if s := os.Getenv("DEBUGINFOD_TIMEOUT"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_TIMEOUT=%q: want a positive number of seconds", s)
+		}
+		c.Timeout = time.Duration(n) * time.Second
+	}
+	if s := os.Getenv("DEBUGINFOD_MAXSIZE"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_MAXSIZE=%q: want a positive number of bytes", s)
+		}
+		c.MaxSize = n
+	}
+	if s := os.Getenv("DEBUGINFOD_RETRY_LIMIT"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_RETRY_LIMIT=%q: want a number >= 0", s)
+		}
+		c.Retries = n
+		if n == 0 {
+			c.Retries = -1
+		}
+	}
+	return c, nil
+}
+
+// DefaultCacheDir is elfutils' default cache root:
+// $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client, else
+// ~/.cache/debuginfod_client.
+func DefaultCacheDir() (string, error) {
+	if d := os.Getenv("DEBUGINFOD_CACHE_PATH"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "debuginfod_client"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("debuginfod: no cache directory: %w", err)
+	}
+	return filepath.Join(home, ".cache", "debuginfod_client"), nil
+}
+
+// FetchOptions adjust one fetch.
+type FetchOptions struct {
+	// IgnoreMissCache asks the servers again even when a recent 404 is cached.
+	IgnoreMissCache bool
+}
+
+// FetchError reports a fetch that failed on every server: one error per
+// server tried, in order. It matches each of them with errors.Is, so
+// errors.Is(err, ErrNotFound) is true when some server said 404.
+type FetchError struct {
+	BuildID string
+	Kind    Kind
+	Servers []ServerError
+}
+
+// ServerError is one server's failure.
+type ServerError struct {
+	URL string
+	Err error
+}
+
+func (e *FetchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "debuginfod: %s of build-id %s:", e.Kind, e.BuildID)
+	for i, s := range e.Servers {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %s: %v", s.URL, s.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the per-server errors.
+func (e *FetchError) Unwrap() []error {
+	errs := make([]error, len(e.Servers))
+	for i, s := range e.Servers {
+		errs[i] = s.Err
+	}
+	return errs
+}
+
+// Fetch returns the path of the cached file of kind k for buildID, fetching
+// it from the servers when the cache does not hold it. The file is a
+// verified ELF file with that build-id.
+func (c *Client) Fetch(ctx context.Context, buildID string, k Kind, opts FetchOptions) (string, error) {
+	id, err := normalizeBuildID(buildID)
+	if err != nil {
+		return "", err
+	}
+	if k != DebugInfo && k != Executable {
+		return "", fmt.Errorf("debuginfod: unknown artifact kind %q", k)
+	}
+	root := c.CacheDir
+	if root == "" {
+		if root, err = DefaultCacheDir(); err != nil {
+			return "", err
+		}
+	}
+	dir := filepath.Join(root, id)
+	target := filepath.Join(dir, string(k))
+
+	// A cached file is trusted only after the same check a download gets:
+	// another tool may share the cache.
+	if fi, err := os.Stat(target); err == nil {
+		switch {
+		case fi.Mode().IsRegular() && fi.Size() > 0:
+			if verify(target, id) == nil {
+				return target, nil
+			}
+			_ = os.Remove(target)
+		case fi.Size() == 0 && !opts.IgnoreMissCache && time.Since(fi.ModTime()) < missTTL(root):
+			return "", &FetchError{BuildID: id, Kind: k, Servers: []ServerError{{URL: target, Err: fmt.Errorf("%w (cached miss)", ErrNotFound)}}}
+		default:
+			_ = os.Remove(target)
+		}
+	}
+	if len(c.URLs) == 0 {
+		return "", ErrNoServers
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("debuginfod: cache: %w", err)
+	}
+
+	fe := &FetchError{BuildID: id, Kind: k}
+	allNotFound := true
+	for _, base := range c.URLs {
+		u := strings.TrimRight(base, "/") + "/buildid/" + id + "/" + string(k)
+		err := c.fetchOne(ctx, u, dir, target, id)
+		if err == nil {
+			return target, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		fe.Servers = append(fe.Servers, ServerError{URL: u, Err: err})
+		if !errors.Is(err, ErrNotFound) {
+			allNotFound = false
+		}
+	}
+	if allNotFound {
+		// elfutils' negative cache: an empty, unreadable file.
+		if f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0); err == nil {
+			_ = f.Close()
+		}
+	}
+	return "", fe
+}
+
+// fetchOne asks one server, with retries on transport errors and 5xx.
+func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string) error {
+	retries := c.Retries
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	var err error
+	for attempt := 0; attempt <= retries; attempt++ {
+		if attempt > 0 {
+			t := time.NewTimer(time.Duration(attempt) * 200 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		var retry bool
+		retry, err = c.download(ctx, u, dir, target, id)
+		if err == nil || !retry {
+			return err
+		}
+	}
+	return err
+}
+
+// download performs one request; retry says whether another attempt may help.
+func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry bool, err error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxSize := c.MaxSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	req.Header.Set("User-Agent", "crashsig-debuginfod/1")
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return true, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return false, ErrNotFound
+	case resp.StatusCode >= 500:
+		return true, fmt.Errorf("%w: %s%s", ErrUnreachable, resp.Status, errorBody(resp.Body))
+	case resp.StatusCode != http.StatusOK:
+		return false, fmt.Errorf("%w: %s%s", ErrUnreachable, resp.Status, errorBody(resp.Body))
+	}
+	if n := announcedSize(resp); n > maxSize {
+		return false, fmt.Errorf("%w: %d bytes announced, limit %d", ErrTooLarge, n, maxSize)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return false, fmt.Errorf("debuginfod: cache: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxSize+1))
+	if err != nil {
+		return true, fmt.Errorf("%w: reading the body: %v", ErrUnreachable, err)
+	}
+	if n > maxSize {
+		return false, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, maxSize)
+	}
+	if err = tmp.Close(); err != nil {
+		return false, fmt.Errorf("debuginfod: cache: %w", err)
+	}
+	if err = verify(tmp.Name(), id); err != nil {
+		return false, err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return false, fmt.Errorf("debuginfod: cache: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), target); err != nil {
+		return false, fmt.Errorf("debuginfod: cache: %w", err)
+	}
+	return false, nil
+}
+
+func announcedSize(resp *http.Response) int64 {
+	if s := resp.Header.Get("X-Debuginfod-Size"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	}
+	return resp.ContentLength
+}
+
+func errorBody(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBodyLen))
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return ""
+	}
+	return ": " + strings.Join(strings.Fields(s), " ")
+}
+
+// missTTL reads elfutils' cache_miss_s file of the cache root.
+func missTTL(root string) time.Duration {
+	b, err := os.ReadFile(filepath.Join(root, "cache_miss_s"))
+	if err != nil {
+		return defaultMissTTL
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return defaultMissTTL
+	}
+	return time.Duration(n) * time.Second
+}
+
+func normalizeBuildID(s string) (string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if len(s) < 2 || len(s) > 128 || len(s)%2 != 0 {
+		return "", fmt.Errorf("%w: %q", ErrBadBuildID, s)
+	}
+	if _, err := hex.DecodeString(s); err != nil {
+		return "", fmt.Errorf("%w: %q", ErrBadBuildID, s)
+	}
+	return s, nil
+}
+
+// verify checks that path is an ELF file with GNU build-id id.
+func verify(path, id string) error {
+	got, err := BuildID(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBuildIDMismatch, err)
+	}
+	if got != id {
+		return fmt.Errorf("%w: got %q, want %q", ErrBuildIDMismatch, got, id)
+	}
+	return nil
+}
+
+// BuildID returns the hex GNU build-id of the ELF file at path, read from
+// its note sections (or PT_NOTE segments when it has no section headers).
+func BuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var notes []io.ReaderAt
+	for _, s := range f.Sections {
+		if s.Type == elf.SHT_NOTE {
+			notes = append(notes, s)
+		}
+	}
+	if len(notes) == 0 {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_NOTE {
+				notes = append(notes, p)
+			}
+		}
+	}
+	for _, n := range notes {
+		sz := int64(0)
+		switch v := n.(type) {
+		case *elf.Section:
+			sz = int64(v.Size)
+		case *elf.Prog:
+			sz = int64(v.Filesz)
+		}
+		if sz <= 0 || sz > 1<<20 {
+			continue
+		}
+		b := make([]byte, sz)
+		if _, err := n.ReadAt(b, 0); err != nil {
+			continue
+		}
+		if id := gnuBuildID(b, f.ByteOrder); id != "" {
+			return id, nil
+		}
+	}
+	return "", errors.New("no GNU build-id note")
+}
+
+// gnuBuildID walks ELF notes (4-byte aligned) for NT_GNU_BUILD_ID (3) of "GNU".
+func gnuBuildID(b []byte, order binary.ByteOrder) string {
+	for len(b) >= 12 {
+		namesz := uint64(order.Uint32(b[0:]))
+		descsz := uint64(order.Uint32(b[4:]))
+		typ := order.Uint32(b[8:])
+		b = b[12:]
+		nameEnd := (namesz + 3) &^ 3
+		descEnd := (descsz + 3) &^ 3
+		if nameEnd > uint64(len(b)) || nameEnd+descsz > uint64(len(b)) {
+			return ""
+		}
+		name := b[:namesz]
+		desc := b[nameEnd : nameEnd+descsz]
+		if typ == 3 && bytes.Equal(bytes.TrimRight(name, "\x00"), []byte("GNU")) && descsz > 0 {
+			return hex.EncodeToString(desc)
+		}
+		if nameEnd+descEnd > uint64(len(b)) {
+			return ""
+		}
+		b = b[nameEnd+descEnd:]
+	}
+	return ""
+}

@@ -1,0 +1,265 @@
+package debuginfod
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// simID is the build-id of testdata/core/bin/sim_* (sim_strip and
+// sim_strip.debug share it: objcopy keeps the note).
+const simID = "d90160432445105457a91d8aa8747b89dd4bb93a"
+
+// gunzipTo writes the committed test binary name (testdata/core/bin/name.gz)
+// uncompressed into dir and returns its path.
+func gunzipTo(t *testing.T, dir, name string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "core", "bin", name+".gz"))
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	out := filepath.Join(dir, name)
+	w, err := os.Create(out)
+	require.NoError(t, err)
+	_, err = io.Copy(w, zr)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return out
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startDebuginfod starts the elfutils server on a free port over a
+// temporary directory holding the stripped test binary and its debug file,
+// and waits until it serves the build-id. It skips when debuginfod is not
+// installed, except under CI (.ci/run installs it), where it fails.
+func startDebuginfod(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("debuginfod")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("debuginfod is not installed; .ci/run installs it (apt-get install -y debuginfod)")
+		}
+		t.Skip("debuginfod not installed (apt-get install -y debuginfod)")
+	}
+	dir := t.TempDir()
+	srv := filepath.Join(dir, "srv")
+	require.NoError(t, os.Mkdir(srv, 0o755))
+	gunzipTo(t, srv, "sim_strip")
+	gunzipTo(t, srv, "sim_strip.debug")
+	port := freePort(t)
+	cmd := exec.Command(bin, "-F", "-p", strconv.Itoa(port), "-d", filepath.Join(dir, "db.sqlite"), "-t", "0", "-g", "0", "-c", "1", srv)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/buildid/" + simID + "/debuginfo")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("debuginfod on %s did not index the test files within 30 s (last: %v)", base, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestRealServer(t *testing.T) {
+	base := startDebuginfod(t)
+	cache := t.TempDir()
+	// The first server does not exist (a closed port): the client goes on to the next.
+	c := &Client{URLs: []string{fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), base}, CacheDir: cache, Retries: -1, Timeout: 10 * time.Second}
+	ctx := context.Background()
+
+	p, err := c.Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(cache, simID, "debuginfo"), p, "elfutils' cache layout")
+	id, err := BuildID(p)
+	require.NoError(t, err)
+	assert.Equal(t, simID, id)
+
+	p, err = c.Fetch(ctx, strings2upper(simID), Executable, FetchOptions{})
+	require.NoError(t, err, "build-ids are case-insensitive")
+	assert.Equal(t, filepath.Join(cache, simID, "executable"), p)
+
+	// A second fetch is served from the cache: no server is needed.
+	offline := &Client{URLs: []string{fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}, CacheDir: cache, Retries: -1}
+	p2, err := offline.Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(cache, simID, "debuginfo"), p2)
+
+	// An unknown build-id: 404 on the real server, then a cached miss.
+	unknown := "00112233445566778899aabbccddeeff00112233"
+	_, err = c.Fetch(ctx, unknown, DebugInfo, FetchOptions{})
+	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, ErrUnreachable, "the closed port is reported too")
+	var fe *FetchError
+	require.ErrorAs(t, err, &fe)
+	assert.Len(t, fe.Servers, 2)
+	_, err = c.Fetch(ctx, unknown, DebugInfo, FetchOptions{})
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func strings2upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'f' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	debug := gunzipTo(t, dir, "sim_strip.debug")
+	var hits atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, debug) })
+	mux.HandleFunc("/flaky/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+			return
+		}
+		http.ServeFile(w, r, debug)
+	})
+	mux.HandleFunc("/down/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "broken", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/junk/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "not an ELF file") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx := context.Background()
+
+	t.Run("bad build-id", func(t *testing.T) {
+		for _, id := range []string{"", "x", "abc", "zz00", "../../etc/passwd"} {
+			_, err := (&Client{URLs: []string{srv.URL + "/ok"}, CacheDir: t.TempDir()}).Fetch(ctx, id, DebugInfo, FetchOptions{})
+			assert.ErrorIs(t, err, ErrBadBuildID, id)
+		}
+	})
+	t.Run("no servers", func(t *testing.T) {
+		_, err := (&Client{CacheDir: t.TempDir()}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		assert.ErrorIs(t, err, ErrNoServers)
+	})
+	t.Run("mismatch is not cached", func(t *testing.T) {
+		cache := t.TempDir()
+		other := "00112233445566778899aabbccddeeff00112233"
+		_, err := (&Client{URLs: []string{srv.URL + "/ok"}, CacheDir: cache}).Fetch(ctx, other, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrBuildIDMismatch)
+		_, err = os.Stat(filepath.Join(cache, other, "debuginfo"))
+		assert.True(t, os.IsNotExist(err), "a rejected file must not stay in the cache")
+		_, err = (&Client{URLs: []string{srv.URL + "/junk"}, CacheDir: cache}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrBuildIDMismatch)
+	})
+	t.Run("too large", func(t *testing.T) {
+		_, err := (&Client{URLs: []string{srv.URL + "/ok"}, CacheDir: t.TempDir(), MaxSize: 1000}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		assert.ErrorIs(t, err, ErrTooLarge)
+	})
+	t.Run("retry after 5xx", func(t *testing.T) {
+		hits.Store(0)
+		p, err := (&Client{URLs: []string{srv.URL + "/flaky"}, CacheDir: t.TempDir()}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, int32(2), hits.Load())
+		assert.FileExists(t, p)
+	})
+	t.Run("failing server then a good one", func(t *testing.T) {
+		p, err := (&Client{URLs: []string{srv.URL + "/down", srv.URL + "/ok"}, CacheDir: t.TempDir(), Retries: -1}).Fetch(ctx, simID, Executable, FetchOptions{})
+		require.NoError(t, err)
+		assert.FileExists(t, p)
+	})
+	t.Run("all failing", func(t *testing.T) {
+		cache := t.TempDir()
+		_, err := (&Client{URLs: []string{srv.URL + "/down"}, CacheDir: cache, Retries: 2}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrUnreachable)
+		assert.False(t, errors.Is(err, ErrNotFound))
+		_, err = os.Stat(filepath.Join(cache, simID, "debuginfo"))
+		assert.True(t, os.IsNotExist(err), "a server failure is not a cached miss")
+	})
+	t.Run("cached miss expires and can be bypassed", func(t *testing.T) {
+		cache := t.TempDir()
+		c := &Client{URLs: []string{srv.URL + "/nothing"}, CacheDir: cache}
+		_, err := c.Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrNotFound)
+		c.URLs = []string{srv.URL + "/ok"}
+		_, err = c.Fetch(ctx, simID, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrNotFound, "the miss is cached")
+		p, err := c.Fetch(ctx, simID, DebugInfo, FetchOptions{IgnoreMissCache: true})
+		require.NoError(t, err)
+		assert.FileExists(t, p)
+		require.NoError(t, os.WriteFile(filepath.Join(cache, "cache_miss_s"), []byte("0\n"), 0o644))
+		other := "00112233445566778899aabbccddeeff00112233"
+		c.URLs = []string{srv.URL + "/nothing"}
+		_, err = c.Fetch(ctx, other, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrNotFound)
+		c.URLs = []string{srv.URL + "/ok"}
+		_, err = c.Fetch(ctx, other, DebugInfo, FetchOptions{})
+		require.ErrorIs(t, err, ErrBuildIDMismatch, "cache_miss_s=0: the miss expired and the server was asked again")
+	})
+	t.Run("context", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := (&Client{URLs: []string{srv.URL + "/ok"}, CacheDir: t.TempDir()}).Fetch(cctx, simID, DebugInfo, FetchOptions{})
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestFromEnv(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "")
+	_, err := FromEnv()
+	assert.ErrorIs(t, err, ErrNoServers)
+	t.Setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1 http://127.0.0.1:2")
+	t.Setenv("DEBUGINFOD_TIMEOUT", "5")
+	t.Setenv("DEBUGINFOD_RETRY_LIMIT", "0")
+	t.Setenv("DEBUGINFOD_CACHE_PATH", "/tmp/x")
+	c, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}, c.URLs)
+	assert.Equal(t, 5*time.Second, c.Timeout)
+	assert.Equal(t, -1, c.Retries)
+	assert.Equal(t, "/tmp/x", c.CacheDir)
+	t.Setenv("DEBUGINFOD_TIMEOUT", "soon")
+	_, err = FromEnv()
+	assert.Error(t, err)
+}
+
+func FuzzBuildIDNote(f *testing.F) {
+	f.Add([]byte("\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00\xd9\x01\x60\x43\x24\x45\x10\x54\x57\xa9\x1d\x8a\xa8\x74\x7b\x89\xdd\x4b\xb9\x3a"))
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\x03\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id := gnuBuildID(b, binary.LittleEndian)
+		if len(id) > 2*len(b) {
+			t.Fatalf("build-id longer than its input: %d > 2*%d", len(id), len(b))
+		}
+		if id != gnuBuildID(b, binary.LittleEndian) {
+			t.Fatal("not deterministic")
+		}
+	})
+}
