@@ -44,6 +44,11 @@ type CoreOptions struct {
 	// NoDiskLookup disables opening the paths recorded in the core: only
 	// Binaries are used (useful when the core comes from another machine).
 	NoDiskLookup bool
+	// Fetcher, when set, fetches by build-id what is not found on disk:
+	// the file of a module (after Binaries and the recorded paths) and the
+	// debug file of a module without DWARF (after DebugDirs). Nil: nothing
+	// is fetched (see package symbolize/debuginfod for a client).
+	Fetcher DebugFetcher
 	// MaxThreads caps the threads read from the core (default 100000).
 	MaxThreads int
 	// MaxFrames caps the frames unwound per thread (default 512); a longer
@@ -131,6 +136,8 @@ type CoreModule struct {
 	cfiLoaded bool
 	res       pcResolver
 	resLoaded bool
+	// fetchedDebug is the debug file CoreOptions.Fetcher returned for the module.
+	fetchedDebug string
 }
 
 // Name returns the module's base name ("libc.so.6").

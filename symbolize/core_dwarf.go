@@ -22,7 +22,7 @@ func (c *Core) newDWARFResolver(m *CoreModule) pcResolver {
 	if m.File == "" || m.IsVDSO {
 		return nil
 	}
-	b, err := OpenBinary(m.File, BinaryOptions{DebugDirs: c.opts.DebugDirs, Demangler: c.dem})
+	b, err := OpenBinary(m.File, BinaryOptions{DebugDirs: c.opts.DebugDirs, DebugFile: m.fetchedDebug, Demangler: c.dem})
 	if err != nil {
 		c.note("%s: %v", m.Name(), err)
 		return nil

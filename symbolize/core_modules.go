@@ -143,7 +143,7 @@ func (c *Core) buildModules(ctx context.Context) {
 		}
 	}
 	sort.SliceStable(c.Modules, func(i, j int) bool { return c.Modules[i].Start < c.Modules[j].Start })
-	c.attachFiles()
+	c.attachFiles(ctx)
 }
 
 // fileBuildID reads the build-id of an ELF file on disk.
@@ -195,7 +195,7 @@ func openELF(path string) (*openedELF, error) {
 // attachFiles gives each module a file: a caller-given binary (by build-id,
 // then base name, then "the executable"), else the recorded path (under
 // Sysroot) when its build-id matches.
-func (c *Core) attachFiles() {
+func (c *Core) attachFiles(ctx context.Context) {
 	var given []*openedELF
 	for _, p := range c.opts.Binaries {
 		o, err := openELF(p)
@@ -271,6 +271,44 @@ func (c *Core) attachFiles() {
 			assign(m, o, false)
 		}
 	}
+	// 5. the symbol server, by build-id
+	if c.opts.Fetcher != nil {
+		for _, m := range c.Modules {
+			if m.elf != nil || m.IsVDSO || m.BuildID == "" {
+				continue
+			}
+			p, err := c.opts.Fetcher.FetchExecutable(ctx, m.BuildID)
+			if err != nil {
+				c.note("fetching %s (build-id %s): %v", m.Path, m.BuildID, err)
+				continue
+			}
+			o, err := openELF(p)
+			if err != nil {
+				c.note("fetched %s for %s: %v", p, m.Path, err)
+				continue
+			}
+			if o.buildID != m.BuildID {
+				c.note("fetched %s for %s has build-id %s, want %s: not used", p, m.Path, o.buildID, m.BuildID)
+				o.f.Close()
+				continue
+			}
+			assign(m, o, false)
+		}
+	}
+	// 6. debug files of modules without DWARF, from the symbol server
+	if c.opts.Fetcher != nil {
+		for _, m := range c.Modules {
+			if m.elf == nil || m.IsVDSO || m.BuildID == "" || m.elf.Section(".debug_info") != nil || c.debugDirsHave(m.BuildID) {
+				continue
+			}
+			p, err := c.opts.Fetcher.FetchDebugInfo(ctx, m.BuildID)
+			if err != nil {
+				c.note("fetching the debug file of %s (build-id %s): %v", m.Path, m.BuildID, err)
+				continue
+			}
+			m.fetchedDebug = p
+		}
+	}
 	for _, m := range c.Modules {
 		if m.elf == nil {
 			id := m.BuildID
@@ -280,4 +318,17 @@ func (c *Core) attachFiles() {
 			c.note("no file for module %s (build-id %s): its frames unwind by frame pointer only", m.Path, id)
 		}
 	}
+}
+
+// debugDirsHave reports whether a DebugDirs root has the build-id's debug file.
+func (c *Core) debugDirsHave(id string) bool {
+	if len(id) < 3 {
+		return false
+	}
+	for _, d := range c.opts.DebugDirs {
+		if _, err := os.Stat(filepath.Join(d, ".build-id", id[:2], id[2:]+".debug")); err == nil {
+			return true
+		}
+	}
+	return false
 }

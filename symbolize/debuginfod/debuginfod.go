@@ -486,3 +486,13 @@ func gnuBuildID(b []byte, order binary.ByteOrder) string {
 	}
 	return ""
 }
+
+// FetchDebugInfo fetches the debug file of buildID (symbolize.DebugFetcher).
+func (c *Client) FetchDebugInfo(ctx context.Context, buildID string) (string, error) {
+	return c.Fetch(ctx, buildID, DebugInfo, FetchOptions{})
+}
+
+// FetchExecutable fetches the executable of buildID (symbolize.DebugFetcher).
+func (c *Client) FetchExecutable(ctx context.Context, buildID string) (string, error) {
+	return c.Fetch(ctx, buildID, Executable, FetchOptions{})
+}

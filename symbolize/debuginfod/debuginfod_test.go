@@ -30,12 +30,17 @@ const simID = "d90160432445105457a91d8aa8747b89dd4bb93a"
 // uncompressed into dir and returns its path.
 func gunzipTo(t *testing.T, dir, name string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "core", "bin", name+".gz"))
+	return gunzipPath(t, filepath.Join("..", "..", "testdata", "core", "bin", name+".gz"), filepath.Join(dir, name))
+}
+
+// gunzipPath decompresses the gzip file src to out.
+func gunzipPath(t *testing.T, src, out string) string {
+	t.Helper()
+	f, err := os.Open(src)
 	require.NoError(t, err)
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	require.NoError(t, err)
-	out := filepath.Join(dir, name)
 	w, err := os.Create(out)
 	require.NoError(t, err)
 	_, err = io.Copy(w, zr)
