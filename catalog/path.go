@@ -17,6 +17,9 @@ type stackView struct {
 	// evidence found beside the names, for the "unknown" reason
 	nFiles, nModules, nTypes int
 	thread                   *symbolize.Thread
+	// start is the first frame after the crash mechanism (signal handler,
+	// abort, glog): path evidence is taken from there on.
+	start int
 }
 
 type hit struct {
@@ -76,6 +79,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	// signal handler chain above it (the JVM's handler in libjvm.so, the
 	// BE's signal_handler.h) says nothing about the work.
 	start := mechanismEnd(frames, sig)
+	v.start = start
 	for i, name := range frames {
 		if name != "" {
 			buf = c.ix.matches(buf[:0], name, sc)
@@ -220,6 +224,9 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 	}
 	n := len(sv.frames)
 	for _, h := range sv.hits {
+		if int(h.frame) < sv.start {
+			continue
+		}
 		var ok bool
 		switch h.src {
 		case srcName, srcOwner:
