@@ -98,4 +98,3 @@ func TestValidationAnswers(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o644))
 }
-
