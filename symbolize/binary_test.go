@@ -15,10 +15,11 @@ import (
 // cxxVariants are the committed test binaries (testdata/cxx/bin/*.gz, see
 // testdata/cxx/build.sh).
 var cxxVariants = []string{"o2-fp-dw5", "o2-nofp-dw4", "o2-gz", "o2-zstd", "split",
-	"gcc-types", "gcc-split", "clang-o2-dw5", "clang-o2-dw4", "clang-split"}
+	"gcc-types", "gcc-split", "clang-o2-dw5", "clang-o2-dw4", "clang-split",
+	"threads-gcc", "threads-gcc-dw4", "threads-clang"}
 
 // nonPIEVariants are the variants linked as ET_EXEC at 0x400000.
-var nonPIEVariants = map[string]bool{"o2-nofp-dw4": true, "clang-o2-dw4": true}
+var nonPIEVariants = map[string]bool{"o2-nofp-dw4": true, "clang-o2-dw4": true, "threads-gcc-dw4": true}
 
 // extractCxx decompresses the named committed binaries into dir.
 func extractCxx(t testing.TB, dir string, names ...string) {

@@ -139,10 +139,11 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 	type level struct {
 		parent int32  // innermost enclosing node (-1: none)
 		own    bool   // the level was opened by that node itself
+		fn     bool   // inside a subprogram DIE (with code or not)
 		scope  string // enclosing namespaces, "ns1::ns2"
 	}
 	var stackBuf [64]level
-	stack := append(stackBuf[:0], level{-1, false, ""})
+	stack := append(stackBuf[:0], level{-1, false, false, ""})
 	var rngBuf [][2]uint64
 	for len(stack) > 0 {
 		if r.bad {
@@ -164,7 +165,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		if a == nil {
 			return fmt.Errorf("%w: unit %#x: bad abbrev code %d at %#x", ErrBadDWARF, u.off, code, dieOff)
 		}
-		parent, scope := stack[len(stack)-1].parent, stack[len(stack)-1].scope
+		parent, scope, inFn := stack[len(stack)-1].parent, stack[len(stack)-1].scope, stack[len(stack)-1].fn
 		if a.tag == dwTagNamespace {
 			// Namespaces open a scope for the names of internal functions.
 			var nm []byte
@@ -186,13 +187,16 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 				if scope != "" {
 					ns = scope + "::" + ns
 				}
-				stack = append(stack, level{parent, false, ns})
+				stack = append(stack, level{parent, false, inFn, ns})
 			}
 			continue
 		}
 		if a.tag != dwTagSubprogram && a.tag != dwTagInlined {
-			if a.sibling >= 0 && a.children && isTypeTag(a.tag) {
-				// Jump over the type's members.
+			if a.sibling >= 0 && a.children && isTypeTag(a.tag) && !inFn {
+				// Jump over the type's members. Not inside a function:
+				// there a type can hold code, e.g. GCC's static invoker
+				// `_FUN` of a captureless lambda lives in the closure
+				// type, and local classes hold their methods.
 				sib := uint64(0)
 				for i := range a.attrs {
 					s := &a.attrs[i]
@@ -205,7 +209,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 					r.pos = int(sib)
 					continue
 				}
-				stack = append(stack, level{parent, false, scope})
+				stack = append(stack, level{parent, false, inFn, scope})
 				continue
 			}
 			skipAttrs(r, a, u)
@@ -213,7 +217,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 				if len(stack) >= maxDepth {
 					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
 				}
-				stack = append(stack, level{parent, false, scope})
+				stack = append(stack, level{parent, false, inFn, scope})
 			}
 			continue
 		}
@@ -275,9 +279,17 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			d.setScope(dieOff, scope)
 		}
 		if len(rngBuf) == 0 {
-			// Declaration, abstract instance or discarded code: nothing
-			// below it is code of this unit.
-			if a.children {
+			if a.children && a.tag == dwTagSubprogram {
+				// Declaration or abstract instance: its inlined
+				// subroutines have no code, but a type declared in it can
+				// hold a subprogram that has (the `_FUN` of a lambda in
+				// an always-inlined function, a local class's method).
+				if len(stack) >= maxDepth {
+					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+				}
+				stack = append(stack, level{parent, false, true, scope})
+			} else if a.children {
+				// Discarded inlined copy: nothing below it is code.
 				if err := skipChildren(r, u); err != nil {
 					return err
 				}
@@ -304,7 +316,11 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			}
 		}
 		t.nodes = append(t.nodes, n)
-		if parent < 0 {
+		if parent < 0 || n.sub {
+			// Top-level functions, and subprograms nested in another
+			// one (lambda invokers, local classes' methods: their code
+			// lies outside the enclosing function's ranges; a lookup
+			// that lands in them starts its chain there, like LLVM).
 			for _, rg := range rngBuf {
 				t.tops = append(t.tops, topRange{rg[0], rg[1], idx})
 			}
@@ -313,7 +329,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			if len(stack) >= maxDepth {
 				return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
 			}
-			stack = append(stack, level{int32(idx), true, scope})
+			stack = append(stack, level{int32(idx), true, true, scope})
 		}
 	}
 	// Levels left open by a truncated tree end at the last node.

@@ -513,9 +513,14 @@ type symTable struct {
 	addr    []uint64
 	size    []uint64
 	nameOff []uint32
-	strtab  []byte
-	names   []atomic.Pointer[string]
-	dems    []atomic.Pointer[string] // demangled names, filled on first use
+	// file is, for a local (STB_LOCAL) symbol, 1 + the index in files of
+	// the name of the last STT_FILE symbol before it in the table, else 0;
+	// nil when the table has no such symbol.
+	file   []uint32
+	files  []string
+	strtab []byte
+	names  []atomic.Pointer[string]
+	dems   []atomic.Pointer[string] // demangled names, filled on first use
 }
 
 // demangledAt returns the demangled name of symbol i (cached).
@@ -526,6 +531,14 @@ func (t *symTable) demangledAt(i int, dem *Demangler) string {
 	s := dem.demangleOnce(t.nameAt(i))
 	t.dems[i].Store(&s)
 	return s
+}
+
+// fileAt returns the STT_FILE name of local symbol i (see file), or "".
+func (t *symTable) fileAt(i int) string {
+	if t.file == nil || t.file[i] == 0 || int(t.file[i]) > len(t.files) {
+		return ""
+	}
+	return t.files[t.file[i]-1]
 }
 
 // rawName returns the name of symbol i as bytes of the string table.
@@ -580,6 +593,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	type ent struct {
 		addr, size uint64
 		name       uint32
+		file       uint32 // see symTable.file
 		idx        int32
 	}
 	esz := 16
@@ -589,6 +603,8 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	n := len(raw) / esz
 	ents := make([]ent, 0, n)
 	o := m.order
+	var curFile uint32 // 1 + index in t.files of the last STT_FILE symbol's name
+	anyFile := false
 	for i := 1; i < n; i++ {
 		e := raw[i*esz : (i+1)*esz]
 		var e0 ent
@@ -602,6 +618,21 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 			info, shndx = e[12], o.Uint16(e[14:])
 		}
 		typ := elf.SymType(info & 0xf)
+		if typ == elf.STT_FILE {
+			// llvm-symbolizer names the file of a local symbol without
+			// line information after the STT_FILE symbol before it.
+			curFile = 0
+			if int(e0.name) < len(strRaw) {
+				if nm := cstrAt(strRaw, uint64(e0.name)); len(nm) > 0 {
+					t.files = append(t.files, string(nm))
+					curFile = uint32(len(t.files))
+				}
+			}
+			continue
+		}
+		if elf.SymBind(info>>4) == elf.STB_LOCAL && curFile != 0 {
+			e0.file, anyFile = curFile, true
+		}
 		if (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
 			continue
 		}
@@ -641,8 +672,16 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	t.names = make([]atomic.Pointer[string], k)
 	t.dems = make([]atomic.Pointer[string], k)
 	t.strtab = strRaw
+	if anyFile {
+		t.file = make([]uint32, k)
+	} else {
+		t.files = nil
+	}
 	for i, e := range ents {
 		t.addr[i], t.size[i], t.nameOff[i] = e.addr, e.size, e.name
+		if anyFile {
+			t.file[i] = e.file
+		}
 	}
 	return t, k > 0
 }

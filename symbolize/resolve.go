@@ -97,6 +97,11 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 		if !opts.NoDemangle {
 			last.Function = b.syms.demangledAt(si, b.dem)
 		}
+		if last.File == "" {
+			// No line information (crtstuff.c, assembly, stripped
+			// units): llvm-symbolizer's file of a local symbol.
+			last.File = b.syms.fileAt(si)
+		}
 	}
 	return dst, err
 }

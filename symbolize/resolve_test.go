@@ -163,11 +163,11 @@ func compareLLVM(t testing.TB, b *Binary, pcs []uint64, ref map[uint64][]llvmFra
 		}
 		if same {
 			a.same++
-		} else {
-			a.diffs = append(a.diffs, fmt.Sprintf("%#x:\n  llvm: %v\n  ours: %s", pc, want, formatLocs(locs)))
 		}
 		if sameCol {
 			a.sameCol++
+		} else {
+			a.diffs = append(a.diffs, fmt.Sprintf("%#x:\n  llvm: %v\n  ours: %s", pc, want, formatLocs(locs)))
 		}
 	}
 	return a

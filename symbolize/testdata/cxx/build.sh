@@ -20,6 +20,10 @@
 #                  non-default DW_AT_str_offsets_base/addr_base/rnglists_base
 #   clang-o2-dw4   clang++-14 -O2 -g -gdwarf-4, non-PIE
 #   clang-split    clang++-14 -O2 -g -gsplit-dwarf, PIE; clang-split.dwo = its split unit
+#   threads-gcc    threads.cpp (threads started through captureless lambdas, local classes,
+#                  a lambda under an always-inlined function) g++ -O2 -g -gdwarf-5, PIE
+#   threads-gcc-dw4    the same, g++ -O2 -g -gdwarf-4 -fomit-frame-pointer, non-PIE
+#   threads-clang  threads.cpp, clang++-14 -O2 -g (DWARF 5), PIE
 # The split variants are compiled in $TMP with relative names, so that
 # DW_AT_dwo_name is "<variant>.dwo" and DW_AT_comp_dir /src/crashsig-cxx.
 set -euo pipefail
@@ -34,6 +38,8 @@ $CXX $COMMON -gdwarf-5 -fno-omit-frame-pointer -fPIE -pie backend.cpp -o "$TMP/o
 $CXX $COMMON -gdwarf-4 -fomit-frame-pointer -fno-pie -no-pie backend.cpp -o "$TMP/o2-nofp-dw4"
 $CXX $COMMON -gdwarf-5 -gz -fno-omit-frame-pointer -fPIE -pie backend.cpp -o "$TMP/o2-gz"
 $CXX $COMMON -gdwarf-5 -fdebug-types-section -fPIE -pie backend.cpp -o "$TMP/gcc-types"
+$CXX $COMMON -pthread -gdwarf-5 -fPIE -pie threads.cpp -o "$TMP/threads-gcc"
+$CXX $COMMON -pthread -gdwarf-4 -fomit-frame-pointer -fno-pie -no-pie threads.cpp -o "$TMP/threads-gcc-dw4"
 SRC=$PWD
 MAP="-ffile-prefix-map=$SRC=/src/crashsig-cxx -ffile-prefix-map=$TMP=/src/crashsig-cxx"
 # GCC 12 derives the dwo_id (and so the build-id) from a hash that
@@ -49,6 +55,7 @@ if command -v "$CLANG" >/dev/null 2>&1; then
   $CLANG $COMMON -gdwarf-5 -fPIE -pie "$TMP/extra.o" backend.cpp -o "$TMP/clang-o2-dw5"
   rm "$TMP/extra.o"
   $CLANG $COMMON -gdwarf-4 -fno-pie -no-pie backend.cpp -o "$TMP/clang-o2-dw4"
+  $CLANG $COMMON -pthread -gdwarf-5 -fPIE -pie threads.cpp -o "$TMP/threads-clang"
   (cd "$TMP" && $CLANG -std=c++17 -O2 -g -gdwarf-5 -gsplit-dwarf $MAP -fPIE -c "$SRC/backend.cpp" -o clang-split.o &&
     $CLANG -pie -Wl,--build-id=sha1 clang-split.o -o clang-split && rm clang-split.o)
 else
