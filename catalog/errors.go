@@ -24,6 +24,12 @@ var (
 	ErrTooLarge = errors.New("catalog: file too large")
 	// ErrTestLog: a defect's test log is missing or does not match the defect.
 	ErrTestLog = errors.New("catalog: test log")
+	// ErrTaughtByValidation: a rule's taught_by names a validation log
+	// (testdata/validation/): no rule may be written from those.
+	ErrTaughtByValidation = errors.New("catalog: taught by a validation log")
+	// ErrOverfit (a warning of LintWarnings): only the log(s) a rule was
+	// written from match it: it names one crash, not a subsystem or defect.
+	ErrOverfit = errors.New("catalog: rule matches only the log it was taught by")
 )
 
 // Error is one problem found in a catalog file. File, Line and Field say

@@ -160,7 +160,7 @@ const maxTypes = 8
 func productTypes(dst []string, raw string) []string {
 	n0 := len(dst)
 	add := func(s string) {
-		if s == "" || len(dst)-n0 >= maxTypes {
+		if !strings.Contains(s, "::") || strings.HasSuffix(s, "::") || len(dst)-n0 >= maxTypes {
 			return
 		}
 		for _, x := range dst[n0:] {

@@ -3,7 +3,10 @@ package catalog
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // FuzzParse: no input makes the loader panic; errors are always Errors of
@@ -73,5 +76,29 @@ func FuzzParseVersion(f *testing.F) {
 		if r, err := ParseRange(v.Branch() + ".*"); !v.IsDev() && (err != nil || !r.Contains(v)) {
 			t.Fatalf("branch range of %v: %v", v, err)
 		}
+	})
+}
+
+// FuzzProductTypes: the extraction of product names from raw frame names
+// (untrusted text) never panics, returns at most maxTypes names, each a
+// `::`-joined chain of identifiers of the product namespaces.
+func FuzzProductTypes(f *testing.F) {
+	f.Add("std::_Hashtable<long, std::pair<long const, std::shared_ptr<doris::CloudBaseCompaction> > >::_M_find(long const&)")
+	f.Add("_ZNSt8__detail9__variant17__gen_vtable_implINS0_12_Multi_arrayIPFNS0_21__deduce_visit_resultIvEEOZN5doris10vectorized12HashJoinNode4pullEPNS5_12RuntimeStateE")
+	f.Add("std::_Function_handler<void (), starrocks::StorageEngine::start_bg_threads()::$_3>::_M_invoke")
+	f.Add("_Z9starrocks")
+	f.Add("doris::::(anonymous namespace)::")
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := productTypes(nil, raw)
+		if len(got) > maxTypes {
+			t.Fatalf("%d names", len(got))
+		}
+		for _, n := range got {
+			if !strings.HasPrefix(n, "doris::") && !strings.HasPrefix(n, "starrocks::") || strings.HasSuffix(n, "::") {
+				t.Fatalf("bad name %q from %q", n, raw)
+			}
+		}
+		_ = sourcePath(&symbolize.Frame{Raw: raw})
+		_ = lambdaOwner(raw)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,6 +99,7 @@ func Lint(ctx context.Context, files []*File, opts LintOptions) Errors {
 		errs = append(errs, asErrors(err)...)
 		return errs
 	}
+	errs = append(errs, taughtByValidation(files)...)
 	for _, f := range files {
 		for i, r := range f.Rules {
 			if r.Priority < 0 || r.Priority > 1000 {
@@ -193,4 +195,152 @@ func sortErrors(es Errors) Errors {
 		return nil
 	}
 	return es
+}
+
+// validationDir holds the logs no rule may be written from.
+const validationDir = "testdata/validation/"
+
+// taughtByValidation reports every taught_by entry naming a validation log.
+func taughtByValidation(files []*File) Errors {
+	var errs Errors
+	check := func(f *File, line int, field string, logs []string) {
+		for k, l := range logs {
+			if strings.HasPrefix(strings.TrimPrefix(l, "./"), validationDir) {
+				errs = append(errs, &Error{File: f.Name, Line: line, Field: fmt.Sprintf("%s.taught_by[%d]", field, k), Msg: fmt.Sprintf("%s is a validation log: no rule may be written from it (move it to testdata/corpus and collect a replacement)", l), Err: ErrTaughtByValidation})
+			}
+		}
+	}
+	for _, f := range files {
+		for i, r := range f.Rules {
+			check(f, r.Line, fmt.Sprintf("paths[%d]", i), r.TaughtBy)
+		}
+		for i, d := range f.Defects {
+			check(f, d.Line, fmt.Sprintf("defects[%d]", i), d.TaughtBy)
+		}
+	}
+	return errs
+}
+
+// trainingDirs are the log folders LintWarnings classifies.
+var trainingDirs = []string{"testdata/corpus", "testdata/defects"}
+
+// LintWarnings returns warnings (ErrOverfit) about path rules and defects
+// with taught_by whose only matching logs under testdata/corpus and
+// testdata/defects of opts.Root are the logs they were taught by (at most
+// one): such a rule names one crash, not a subsystem. Validation logs are
+// never read. It returns nil without opts.Root.
+func LintWarnings(ctx context.Context, files []*File, opts LintOptions) Errors {
+	if opts.Root == nil {
+		return nil
+	}
+	var c *Catalog
+	var err error
+	if opts.Base != nil {
+		c, err = Merge(opts.Base, files...)
+	} else {
+		c, err = New(files...)
+	}
+	if err != nil {
+		return nil // Lint reports it
+	}
+	type subject struct {
+		file, field, kind, id string
+		line                  int
+		taught                []string
+		rule                  int // index in c.rules, or -1
+		matched               map[string]bool
+	}
+	var subs []*subject
+	ruleAt := map[string]int{}
+	for i := range c.rules {
+		ruleAt[c.rules[i].ID] = i
+	}
+	for _, f := range files {
+		for i, r := range f.Rules {
+			if len(r.TaughtBy) > 0 {
+				subs = append(subs, &subject{f.Name, fmt.Sprintf("paths[%d]", i), "path rule", r.ID, r.Line, r.TaughtBy, ruleAt[r.ID], map[string]bool{}})
+			}
+		}
+		for i, d := range f.Defects {
+			if len(d.TaughtBy) > 0 {
+				subs = append(subs, &subject{f.Name, fmt.Sprintf("defects[%d]", i), "defect", d.ID, d.Line, d.TaughtBy, -1, map[string]bool{}})
+			}
+		}
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	limit := opts.MaxTestLogSize
+	if limit <= 0 {
+		limit = 64 << 20
+	}
+	for _, dir := range trainingDirs {
+		_ = fs.WalkDir(opts.Root, dir, func(p string, de fs.DirEntry, err error) error {
+			if err != nil || de.IsDir() || ctx.Err() != nil {
+				return nil
+			}
+			base := strings.TrimSuffix(p, ".gz")
+			if !strings.HasSuffix(base, ".txt") && !strings.HasSuffix(base, ".log") && !strings.HasSuffix(base, ".out") {
+				return nil
+			}
+			crashes := readLog(ctx, opts.Root, p, limit)
+			for _, cr := range crashes {
+				sig := signature.Generate(cr)
+				sv := c.view(cr, Frames(cr), sig)
+				qbit := queryIDBit(queryIDState(cr))
+				var ids map[string]bool
+				for _, s := range subs {
+					if s.rule >= 0 {
+						if c.ruleHolds(s.rule, sv, qbit).at >= 0 {
+							s.matched[p] = true
+						}
+						continue
+					}
+					if ids == nil {
+						ids = map[string]bool{}
+						for _, m := range c.Matches(cr, sig) {
+							ids[m.ID] = true
+						}
+					}
+					if ids[s.id] {
+						s.matched[p] = true
+					}
+				}
+			}
+			return nil
+		})
+	}
+	var out Errors
+	for _, s := range subs {
+		others := 0
+		for p := range s.matched {
+			if !slices.Contains(s.taught, p) {
+				others++
+			}
+		}
+		if others == 0 && len(s.matched) <= 1 {
+			out = append(out, &Error{File: s.file, Line: s.line, Field: s.field + ".taught_by", Msg: fmt.Sprintf("%s %s matches %d log(s) under %s, none but the one it was taught by: make it name the subsystem or defect, not one crash", s.kind, s.id, len(s.matched), strings.Join(trainingDirs, " and ")), Err: ErrOverfit})
+		}
+	}
+	return sortErrors(out)
+}
+
+// readLog parses a log of root (gzip-aware); unreadable logs give nothing.
+func readLog(ctx context.Context, root fs.FS, name string, limit int64) []*symbolize.Crash {
+	fh, err := root.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil
+		}
+		defer zr.Close()
+		r = zr
+	}
+	crashes, _ := symbolize.ParseAll(ctx, io.LimitReader(r, limit), symbolize.ScanOptions{Source: name})
+	return crashes
 }
