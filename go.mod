@@ -8,4 +8,11 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/klauspost/compress v1.20.4
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/stretchr/testify v1.12.1
+	github.com/ulikunitz/xz v0.5.17
+)
+
+require golang.org/x/text v0.40.0 // indirect

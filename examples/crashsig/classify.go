@@ -3,171 +3,101 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/crashsig/crashsig/catalog"
-	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
-// record is one line of `classify --json`: the parsed incident with the
-// keys later stages add. The schema is documented in README.md; keys are
-// only ever added, never renamed or removed.
-type record struct {
-	*symbolize.Crash
-	Signature      *signature.Signature    `json:"signature,omitempty"`
-	Classification *catalog.Verdict        `json:"classification,omitempty"`
-	Symbolization  *symbolize.FramesReport `json:"symbolization,omitempty"`
-	// Groups aggregates the threads of thread dumps and cores by
-	// normalized stack, largest first (the crashing thread's group first).
-	Groups []signature.Group `json:"thread_groups,omitempty"`
-}
-
-// pipeline builds the signature generator (default rules plus --rules)
-// and the catalog (embedded default plus --catalog files) a command uses.
-func pipeline(ctx context.Context, sf signatureFlags, catalogs []string) (*signature.Generator, *catalog.Catalog, error) {
-	gen, err := sf.generator()
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := loadCatalog(ctx, catalogs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return gen, cat, nil
-}
+const classifyUsage = `usage: crashsig classify [flags] PATH...
+PATH: files, directories (recursively), - for stdin; .gz, .zst, .xz and .bz2
+are read transparently; ELF cores are unwound; flags may come anywhere.
+Exit status: 0 crashes found, 1 an input could not be read (or output not
+written), 2 usage, 3 every input read and no crash found.`
 
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON Lines, one object per incident")
-	var sf signatureFlags
-	sf.register(fs)
-	var catalogs, binaries, debugDirs stringList
-	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
-	fs.Var(&binaries, "binary", "backend binary (or shared library) to symbolize frames and cores with (repeatable)")
-	fs.Var(&debugDirs, "debug-dir", "directory of separate debug files (.build-id/xx/rest.debug, debuglink) (repeatable)")
+	asJSON := fs.Bool("json", false, "print JSON Lines, one pipeline.Result per incident (schema: pipeline/result.schema.json)")
+	var pf pipelineFlags
+	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig classify [--json] [--catalog FILE]... [--binary FILE]... [--debug-dir DIR]... PATH...")
-		fmt.Fprintln(stderr, "PATH: files, directories (recursively), - for stdin; .gz is read transparently; ELF cores are unwound")
+		fmt.Fprintln(stderr, classifyUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() == 0 {
+	if len(paths) == 0 {
 		fs.Usage()
-		return 2
+		return exitUsage
 	}
-	gen, cat, err := pipeline(ctx, sf, catalogs)
+	var prog pipeline.Progress
+	p, code, err := pf.open(ctx, stderr, &prog)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
+		return code
 	}
-	for _, n := range cat.Notes() {
-		fmt.Fprintf(stderr, "crashsig: catalog: %s\n", n)
-	}
-	var mods []symbolize.Module
-	for _, path := range binaries {
-		b, err := symbolize.OpenBinary(path, symbolize.BinaryOptions{DebugDirs: debugDirs})
-		if err != nil {
-			fmt.Fprintf(stderr, "crashsig: %v\n", err)
-			return 2
-		}
-		defer b.Close()
-		for _, w := range b.Warnings() {
-			fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", path, w)
-		}
-		mods = append(mods, symbolize.Module{Binary: b})
-	}
-	// Split-DWARF units whose .dwo the lookups needed but did not find.
-	defer func() {
-		for i, m := range mods {
-			if err := m.Binary.MissingDWO(); err != nil {
-				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", binaries[i], err)
-			}
-		}
-	}()
-	enc := json.NewEncoder(stdout)
+	defer p.Close()
+	stop := startProgress(stderr, &prog)
+	out := newOutput(stdout)
+	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	n := 0
-	emit := func(c *symbolize.Crash) error {
-		n++
-		rec := record{Crash: c}
-		if len(mods) > 0 && c.Threads != nil && !isCoreCrash(c) {
-			rep, err := symbolize.Frames(ctx, c, mods...)
-			if err != nil {
-				return err
+	st := runStatus{stderr: stderr}
+	for res, err := range p.Run(ctx, stdin, paths...) {
+		if err != nil {
+			if !st.report(ctx, err) {
+				break
 			}
-			rec.Symbolization = &rep
+			continue
 		}
-		sig := gen.Generate(c)
-		v := cat.Classify(c, sig)
-		rec.Signature, rec.Classification = &sig, &v
-		if len(c.Threads) > 1 && (c.Kind == symbolize.KindThreadDump || isCoreCrash(c) || slices.Contains(c.Formats, "F7")) {
-			rec.Groups = gen.Aggregate(c.Threads)
+		st.incidents++
+		for _, w := range res.Warnings {
+			fmt.Fprintf(stderr, "crashsig: %s: warning: %s\n", res.Source, w)
 		}
 		if *asJSON {
-			return enc.Encode(rec)
+			enc.Encode(res)
+		} else {
+			printHuman(out, res)
 		}
-		printHuman(stdout, rec)
-		return nil
-	}
-	in := inputs{
-		text: func(name string, r io.Reader) error {
-			sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: name})
-			for sc.NextContext(ctx) {
-				if err := emit(sc.Crash()); err != nil {
-					return err
-				}
-			}
-			return sc.Err()
-		},
-		core: func(name, path string) error {
-			c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{Binaries: binaries, DebugDirs: debugDirs})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			cr, err := c.Crash(ctx)
-			if err != nil {
-				return err
-			}
-			cr.Source = name
-			for _, m := range c.Mismatches {
-				fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", name, m)
-			}
-			return emit(cr)
-		},
-	}
-	err = in.open(fs.Args(), stdin, stderr)
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "crashsig: %v\n", ctx.Err())
+		out.Flush() // one incident at a time, for a follower of a live log
+		if out.failed() {
+			break
 		}
-		return 1
 	}
-	if !*asJSON && n == 0 {
-		fmt.Fprintln(stdout, "no crash found")
+	stop()
+	for _, err := range p.MissingDWO() {
+		fmt.Fprintf(stderr, "crashsig: warning: %v\n", err)
 	}
-	return 0
+	if !*asJSON && st.incidents == 0 && !st.failed {
+		fmt.Fprintln(out, "no crash found")
+	}
+	return out.close(stderr, st.code())
 }
 
-// isCoreCrash reports whether a crash came from a core (already symbolized
-// by the core reader).
-func isCoreCrash(c *symbolize.Crash) bool { return slices.Contains(c.Formats, "core") }
+// threadLabel names a thread as glog and gdb print it: the pthread handle
+// in hex, with the kernel thread id (LWP) in decimal when known.
+func threadLabel(th *symbolize.Thread) string {
+	switch {
+	case th.Handle != "" && th.ID > 0 && fmt.Sprintf("%#x", th.ID) != th.Handle:
+		return fmt.Sprintf("thread %s (LWP %d)", th.Handle, th.ID)
+	case th.Handle != "":
+		return "thread " + th.Handle
+	case th.ID > 1<<32:
+		return fmt.Sprintf("thread %#x", th.ID) // a pthread handle printed in decimal
+	case th.ID > 0:
+		return fmt.Sprintf("thread LWP %d", th.ID)
+	}
+	return "thread"
+}
 
 // printHuman writes the readable summary of one incident, leading with the
 // answer.
-func printHuman(w io.Writer, r record) {
+func printHuman(w io.Writer, r *pipeline.Result) {
 	c := r.Crash
 	if c.EndLine > 0 {
 		fmt.Fprintf(w, "%s:%d-%d\n", c.Source, c.StartLine, c.EndLine)
@@ -219,6 +149,9 @@ func printHuman(w io.Writer, r record) {
 		head = append(head, "query "+c.QueryID)
 	}
 	fmt.Fprintf(w, "  crash:  %s\n", strings.Join(head, ", "))
+	if r.VersionSource == pipeline.VersionFromBanner || r.VersionSource == pipeline.VersionFromOptions {
+		fmt.Fprintf(w, "  version: %s (from the %s)\n", c.Version, map[pipeline.VersionSource]string{pipeline.VersionFromBanner: "startup banner", pipeline.VersionFromOptions: "command line"}[r.VersionSource])
+	}
 	if c.ExceptionType != "" {
 		fmt.Fprintf(w, "  exception: %s\n", c.ExceptionType)
 	}
@@ -233,7 +166,7 @@ func printHuman(w io.Writer, r record) {
 		fmt.Fprintf(w, "  CORRUPTED: %s\n", c.CorruptedReason)
 	}
 	if ct := c.CrashingThread(); ct != nil {
-		fmt.Fprintf(w, "  crashing thread %d: %d frames\n", ct.ID, len(ct.Frames))
+		fmt.Fprintf(w, "  crashing %s: %d frames\n", threadLabel(ct), len(ct.Frames))
 		for i, f := range ct.Frames {
 			if i == 12 {
 				fmt.Fprintf(w, "    … %d more\n", len(ct.Frames)-i)
@@ -249,11 +182,11 @@ func printHuman(w io.Writer, r record) {
 	} else if others > 1 {
 		fmt.Fprintf(w, "  %d other threads\n", others)
 	}
-	if len(r.Groups) > 0 {
-		fmt.Fprintf(w, "  threads by stack (%d groups):\n", len(r.Groups))
-		for i, g := range r.Groups {
+	if len(r.ThreadGroups) > 0 {
+		fmt.Fprintf(w, "  threads by stack (%d groups):\n", len(r.ThreadGroups))
+		for i, g := range r.ThreadGroups {
 			if i == 5 {
-				fmt.Fprintf(w, "    … %d more groups\n", len(r.Groups)-i)
+				fmt.Fprintf(w, "    … %d more groups\n", len(r.ThreadGroups)-i)
 				break
 			}
 			top := "(no frames)"

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -95,9 +98,9 @@ func TestClassifyInputs(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "key:    SIGSEGV") {
 		t.Fatalf("stdin: exit %d, output %q", code, out)
 	}
-	// No crash in a readable input: exit 0 and say so.
+	// No crash in a readable input: exit 3 and say so.
 	code, out, _ = runCLI(t, "", "classify", filepath.Join(dir, "be.INFO"))
-	if code != 0 || !strings.Contains(out, "no crash found") {
+	if code != exitNoCrash || !strings.Contains(out, "no crash found") {
 		t.Fatalf("no crash: exit %d, output %q", code, out)
 	}
 	// An unreadable input: non-zero with a clear message naming it.
@@ -154,26 +157,55 @@ func TestClassifyCore(t *testing.T) {
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/crashsig")
 
+// checkGolden compares out with testdata/golden/crashsig/name; -update
+// rewrites it. The JSON goldens (*.jsonl) are validated against
+// pipeline/result.schema.json by the pipeline package's tests.
+func checkGolden(t *testing.T, name, out string) {
+	t.Helper()
+	golden := filepath.Join("../../testdata/golden/crashsig", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./examples/crashsig -update")
+	if string(want) != out {
+		t.Errorf("output differs from %s; run go test ./examples/crashsig -update and review the diff", golden)
+	}
+}
+
 // TestClassifyHumanGolden pins the readable output of the README's main
 // command on the synthetic format files; -update rewrites it.
 func TestClassifyHumanGolden(t *testing.T) {
 	code, out, errs := runCLI(t, "", "classify", "../../testdata/formats")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	golden := "../../testdata/golden/crashsig/classify-formats.txt"
-	if *update {
-		os.MkdirAll(filepath.Dir(golden), 0o755)
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./examples/crashsig -update)", err)
-	}
-	if string(want) != out {
-		t.Errorf("classify output differs from %s; run go test ./examples/crashsig -update and review the diff", golden)
-	}
+	require.Equal(t, exitOK, code, errs)
+	checkGolden(t, "classify-formats.txt", out)
+}
+
+// TestJSONGoldens pins the JSON Lines of classify (text and a compressed
+// core) and buckets: one schema, pipeline.Result and pipeline.Bucket.
+func TestJSONGoldens(t *testing.T) {
+	code, out, errs := runCLI(t, "", "classify", "--json", "../../testdata/formats")
+	require.Equal(t, exitOK, code, errs)
+	checkGolden(t, "classify-formats.jsonl", out)
+
+	dir := t.TempDir()
+	bin := gunzipCoreFixture(t, dir, "bin/sim_fp.gz")
+	code, out, errs = runCLI(t, "", "classify", "--json", "--no-system-debug-dir", "--no-host-files",
+		"--binary", bin, "--assume-version", "3.3.9", "../../testdata/core/cores/kern_fp.core.gz")
+	require.Equal(t, exitOK, code, errs)
+	require.NotContains(t, out, dir, "no temporary path in the output")
+	checkGolden(t, "classify-core.jsonl", out)
+
+	// core --json prints the same Result as classify --json.
+	core := gunzipCoreFixture(t, dir, "cores/kern_fp.core.gz")
+	code, out2, errs := runCLI(t, "", "core", core, "--json", "--no-system-debug-dir", "--no-host-files",
+		"--binary", bin, "--assume-version", "3.3.9")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, out, strings.ReplaceAll(out2, core, "../../testdata/core/cores/kern_fp.core.gz"))
+
+	code, out, errs = runCLI(t, "", "buckets", "--json", "../../testdata/corpus/starrocks")
+	require.Equal(t, exitOK, code, errs)
+	checkGolden(t, "buckets-starrocks.jsonl", out)
 }

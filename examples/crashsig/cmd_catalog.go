@@ -67,8 +67,9 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	root := fs.String("root", "", "repository root the defects' test log paths are relative to (default: found from the current directory)")
 	noTests := fs.Bool("no-tests", false, "do not check the defects' test logs")
 	overDefault := fs.Bool("over-default", false, "lint the files as a user catalog laid over the embedded default (ids may override)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
 	opts := catalog.LintOptions{}
 	if !*noTests {
@@ -90,7 +91,7 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		opts.Base = base
 	}
-	if fs.NArg() == 0 {
+	if len(pos) == 0 {
 		def, err := catalog.DefaultFiles()
 		if err != nil {
 			errs = append(errs, asCatalogErrors(err)...)
@@ -99,7 +100,7 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		errs = append(errs, catalog.Lint(ctx, files, opts)...)
 	} else {
 		var e catalog.Errors
-		e, files = catalog.LintFiles(ctx, fs.Args(), opts)
+		e, files = catalog.LintFiles(ctx, pos, opts)
 		errs = append(errs, e...)
 	}
 	for _, e := range errs {
@@ -187,12 +188,13 @@ func catalogShow(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&files, "catalog", "catalog `FILE` merged over the embedded default (repeatable)")
 	paths := fs.Bool("paths", false, "list the path rules instead of the defects")
 	asJSON := fs.Bool("json", false, "print JSON Lines")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "crashsig catalog show: unexpected argument %q (use --catalog FILE)\n", fs.Arg(0))
-		return 2
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "crashsig: catalog show: unexpected argument %q (use --catalog FILE)\n", pos[0])
+		return exitUsage
 	}
 	c, err := loadCatalog(ctx, files)
 	if err != nil {

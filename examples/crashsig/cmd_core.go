@@ -1,88 +1,89 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
 // cmdCore implements `crashsig core CORE [--binary FILE]... [--debug-dir DIR]... [--json]`:
 // it reads an ELF core of a backend, unwinds every thread and prints them
-// like gdb's `thread apply all bt` (crashing thread first), or the Crash
-// model as JSON.
+// like gdb's `thread apply all bt` (crashing thread first), or with --json
+// the pipeline.Result that classify --json prints for the same core.
 func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("core", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var bins, debugDirs stringList
-	fs.Var(&bins, "binary", "executable or shared library of the crashed process (repeatable; matched by build-id, then name; an unmatched one is the main executable)")
-	fs.Var(&debugDirs, "debug-dir", "debug root with .build-id/ or debuglink files (repeatable)")
-	sysroot := fs.String("sysroot", "", "prefix for the library paths recorded in the core (as gdb's set sysroot)")
-	noDisk := fs.Bool("no-host-files", false, "do not open the paths recorded in the core on this machine (core from another host)")
-	asJSON := fs.Bool("json", false, "print the Crash model as JSON")
+	var pf pipelineFlags
+	pf.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON line, the pipeline.Result of classify --json")
 	maxFrames := fs.Int("max-frames", 0, "frames per thread before a stack is cut (default 512)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig core CORE [--binary FILE]... [--debug-dir DIR]... [--sysroot DIR] [--json]")
+		fmt.Fprintln(stderr, "usage: crashsig core CORE [--binary FILE]... [--debug-dir DIR]... [--sysroot DIR] [--no-host-files] [--json]")
+		fmt.Fprintln(stderr, "Exit status: 0 the core was read, 1 it could not be (or output not written), 2 usage.")
 		fs.PrintDefaults()
 	}
-	// flags may come before or after the core path
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return 2
+		return exitUsage
+	}
+	out := newOutput(stdout)
+	if *asJSON {
+		pf.maxCoreFrames = *maxFrames
+		p, code, err := pf.open(ctx, stderr, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return code
+		}
+		defer p.Close()
+		res, err := p.Core(ctx, pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return exitInput
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(stderr, "crashsig: %s: warning: %s\n", pos[0], w)
+		}
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.Encode(res)
+		return out.close(stderr, exitOK)
+	}
+	dirs := []string(pf.debugDirs)
+	if !pf.noSystemDebug {
+		dirs = append(dirs, pipeline.SystemDebugDirs()...)
 	}
 	c, err := symbolize.OpenCore(ctx, pos[0], symbolize.CoreOptions{
-		Binaries:     bins,
-		DebugDirs:    debugDirs,
-		Sysroot:      *sysroot,
-		NoDiskLookup: *noDisk,
+		Binaries:     pf.binaries,
+		DebugDirs:    dirs,
+		Sysroot:      pf.sysroot,
+		NoDiskLookup: pf.noHostFiles,
 		MaxFrames:    *maxFrames,
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "crashsig core:", err)
-		return 1
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitInput
 	}
 	defer c.Close()
 	cr, err := c.Crash(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "crashsig core:", err)
-		return 1
+		fmt.Fprintf(stderr, "crashsig: %s: %v\n", pos[0], err)
+		return exitInput
 	}
 	for _, m := range c.Mismatches {
-		fmt.Fprintln(stderr, "crashsig core: warning:", m)
+		fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", pos[0], m)
 	}
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	if *asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(cr)
-	} else {
-		err = symbolize.WriteCoreText(out, c, cr)
+	if err := symbolize.WriteCoreText(out, c, cr); err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitInput
 	}
-	if err == nil {
-		err = out.Flush()
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "crashsig core:", err)
-		return 1
-	}
-	return 0
+	return out.close(stderr, exitOK)
 }

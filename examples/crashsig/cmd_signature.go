@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -46,17 +46,30 @@ func (f *signatureFlags) generator() (*signature.Generator, error) {
 	return signature.NewGenerator(opts)
 }
 
-// eachCrash parses every input and calls fn for each incident.
-func eachCrash(ctx context.Context, paths []string, stdin io.Reader, stderr io.Writer, fn func(c *symbolize.Crash) error) error {
-	return openInputs(paths, stdin, stderr, func(name string, r io.Reader) error {
-		sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: name})
-		for sc.NextContext(ctx) {
-			if err := fn(sc.Crash()); err != nil {
-				return err
+// eachResult runs a pipeline with the generator of sf over paths and
+// calls fn for each Result; it reports input errors like classify and
+// returns the run's status.
+func eachResult(ctx context.Context, sf signatureFlags, catalogs []string, paths []string, stdin io.Reader, stderr io.Writer, fn func(r *pipeline.Result)) (*pipeline.Pipeline, runStatus, int) {
+	pf := pipelineFlags{sig: sf, catalogs: catalogs, noSystemDebug: true}
+	st := runStatus{stderr: stderr}
+	var prog pipeline.Progress
+	p, code, err := pf.open(ctx, stderr, &prog)
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return nil, st, code
+	}
+	stop := startProgress(stderr, &prog)
+	defer stop()
+	for res, err := range p.Run(ctx, stdin, paths...) {
+		if err != nil {
+			if !st.report(ctx, err) {
+				break
 			}
+			continue
 		}
-		return sc.Err()
-	})
+		fn(res)
+	}
+	return p, st, 0
 }
 
 // explainRecord is one line of `explain --json`.
@@ -77,54 +90,55 @@ func cmdExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	asTSV := fs.Bool("tsv", false, "print file, start line, algorithm, key, id as TSV (input of crashsig diff)")
 	var sf signatureFlags
 	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crashsig explain [--json|--tsv] [--rules FILE] [--frames N] PATH...   (files, directories, - for stdin, compressed files, cores)")
+		fs.PrintDefaults()
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: crashsig explain [--json|--tsv] [--rules FILE] [--frames N] PATH...   (files, directories, - for stdin, .gz ok)")
-		return 2
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
-	gen, err := sf.generator()
-	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
+	if len(paths) == 0 {
+		fs.Usage()
+		return exitUsage
 	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
+	out := newOutput(stdout)
+	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	n := 0
-	err = eachCrash(ctx, fs.Args(), stdin, stderr, func(c *symbolize.Crash) error {
+	p, st, code := eachResult(ctx, sf, nil, paths, stdin, stderr, func(r *pipeline.Result) {
 		n++
-		s := gen.Generate(c)
+		c, s := r.Crash, *r.Signature
 		switch {
 		case *asTSV:
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", tsvField(c.Source), c.StartLine, s.Algorithm, tsvField(s.Key), s.ID)
+			fmt.Fprintf(out, "%s\t%d\t%s\t%s\t%s\n", tsvField(c.Source), c.StartLine, s.Algorithm, tsvField(s.Key), s.ID)
 		case *asJSON:
 			rec := explainRecord{Source: c.Source, StartLine: c.StartLine, EndLine: c.EndLine, Signature: s}
 			if c.Kind == symbolize.KindThreadDump {
-				rec.Groups = gen.Aggregate(c.Threads)
+				rec.Groups = r.ThreadGroups
 			}
-			return enc.Encode(rec)
+			enc.Encode(rec)
 		default:
-			printExplain(w, gen, c, s)
+			printExplain(out, r)
 		}
-		return nil
 	})
-	if err != nil {
-		return 1
+	if p == nil {
+		return code
 	}
-	if !*asJSON && !*asTSV && n == 0 {
-		fmt.Fprintln(w, "no crash found")
+	defer p.Close()
+	st.incidents = n
+	if !*asJSON && !*asTSV && n == 0 && !st.failed {
+		fmt.Fprintln(out, "no crash found")
 	}
-	return 0
+	return out.close(stderr, st.code())
 }
 
 func tsvField(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
 
-func printExplain(w io.Writer, gen *signature.Generator, c *symbolize.Crash, s signature.Signature) {
+func printExplain(w io.Writer, r *pipeline.Result) {
+	c, s := r.Crash, r.Signature
 	head := c.Source + ":" + strconv.Itoa(c.StartLine) + "-" + strconv.Itoa(c.EndLine)
 	if c.Product != "" {
 		head += "  " + string(c.Product)
@@ -146,7 +160,7 @@ func printExplain(w io.Writer, gen *signature.Generator, c *symbolize.Crash, s s
 		fmt.Fprintf(w, "    %s\n", l)
 	}
 	if c.Kind == symbolize.KindThreadDump {
-		groups := gen.Aggregate(c.Threads)
+		groups := r.ThreadGroups
 		fmt.Fprintf(w, "  thread groups: %d threads in %d groups\n", len(c.Threads), len(groups))
 		for i, g := range groups {
 			if i == 10 {
@@ -169,124 +183,86 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
-// bucketsOutput is the JSON of `buckets --json`: buckets grouped by the
-// catalog's path first, then by signature key.
-type bucketsOutput struct {
-	Algorithm       string        `json:"algorithm"`
-	CatalogRevision string        `json:"catalog_revision"`
-	Incidents       int           `json:"incidents"`
-	Paths           []pathBuckets `json:"paths"`
-}
-
-// pathBuckets is one path's buckets and their near duplicates.
-type pathBuckets struct {
-	Path           catalog.Path              `json:"path"`
-	Incidents      int                       `json:"incidents"`
-	Buckets        []signature.Bucket        `json:"buckets"`
-	NearDuplicates []signature.NearDuplicate `json:"near_duplicates"`
-}
-
-// cmdBuckets groups every incident of the inputs by path (the catalog's
-// scan/query/load/background/lifecycle/unknown), then by signature key.
+// cmdBuckets groups every incident of the inputs into pipeline.Buckets:
+// by path (the catalog's scan/query/load/background/lifecycle/unknown),
+// signature key and defect.
 func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buckets", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	threshold := fs.Float64("threshold", 0.8, "list bucket pairs whose frames score at least this similarity (0 disables)")
+	asJSON := fs.Bool("json", false, "print JSON Lines, one pipeline.Bucket per bucket (schema: pipeline/result.schema.json, $defs/bucket)")
+	threshold := fs.Float64("threshold", 0.8, "list similar buckets whose frames score at least this similarity (0 disables)")
 	all := fs.Bool("all", false, "include thread dumps, terminations and leak reports (not crashes)")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
 	var sf signatureFlags
 	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
+	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... PATH...")
-		return 2
+		fs.PrintDefaults()
 	}
-	gen, cat, err := pipeline(ctx, sf, catalogs)
-	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
-	byPath := map[catalog.Path]*signature.Bucketer{}
-	counts := map[catalog.Path]int{}
+	if len(paths) == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	b := pipeline.NewBucketer()
 	n := 0
-	err = eachCrash(ctx, fs.Args(), stdin, stderr, func(c *symbolize.Crash) error {
-		switch c.Kind {
+	p, st, code := eachResult(ctx, sf, catalogs, paths, stdin, stderr, func(r *pipeline.Result) {
+		switch r.Kind {
 		case symbolize.KindThreadDump, symbolize.KindTermination, symbolize.KindLeak:
 			if !*all {
-				return nil
+				return
 			}
 		}
 		n++
-		sig := gen.Generate(c)
-		path := cat.Classify(c, sig).Path
-		b := byPath[path]
-		if b == nil {
-			b = signature.NewBucketer(gen)
-			byPath[path] = b
-		}
-		b.AddSignature(c, sig)
-		counts[path]++
-		return nil
+		b.Add(r)
 	})
-	if err != nil && ctx.Err() != nil {
-		return 1
+	if p == nil {
+		return code
 	}
-	out := bucketsOutput{Algorithm: signature.Algorithm, CatalogRevision: cat.Revision(), Incidents: n}
-	for _, path := range catalog.Paths() {
-		b := byPath[path]
-		if b == nil {
-			continue
-		}
-		pb := pathBuckets{Path: path, Incidents: counts[path], Buckets: b.Buckets()}
-		if *threshold > 0 {
-			pb.NearDuplicates = signature.NearDuplicates(pb.Buckets, *threshold)
-		}
-		out.Paths = append(out.Paths, pb)
-	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
+	defer p.Close()
+	st.incidents = n
+	buckets := b.Buckets(*threshold)
+	out := newOutput(stdout)
 	if *asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if e := enc.Encode(out); e != nil {
-			return 1
+		for _, bk := range buckets {
+			enc.Encode(bk)
 		}
-	} else {
-		buckets := 0
-		for _, pb := range out.Paths {
-			buckets += len(pb.Buckets)
+		return out.close(stderr, st.code())
+	}
+	fmt.Fprintf(out, "%d incidents in %d buckets (%s, catalog %s)\n", n, len(buckets), signature.Algorithm, p.Catalog().Revision())
+	for i, bk := range buckets {
+		if i == 0 || buckets[i-1].Path != bk.Path {
+			fmt.Fprintf(out, "\n== %s\n", bk.Path)
 		}
-		fmt.Fprintf(w, "%d incidents in %d buckets (%s, catalog %s)\n", n, buckets, signature.Algorithm, cat.Revision())
-		for _, pb := range out.Paths {
-			fmt.Fprintf(w, "\n== %s: %d incidents in %d buckets\n", pb.Path, pb.Incidents, len(pb.Buckets))
-			for _, bk := range pb.Buckets {
-				fmt.Fprintf(w, "%5d  %s  %s\n", bk.Count, bk.ID, bk.Key)
-				fmt.Fprintf(w, "       first %s  last %s", bk.First, bk.Last)
-				if len(bk.Products) > 0 {
-					fmt.Fprintf(w, "  %s", strings.Join(bk.Products, ","))
-				}
-				if len(bk.Versions) > 0 {
-					fmt.Fprintf(w, "  versions %s", clip(strings.Join(bk.Versions, ","), 120))
-				}
-				fmt.Fprintln(w)
-			}
-			if len(pb.NearDuplicates) > 0 {
-				fmt.Fprintf(w, "  probably the same (similarity ≥ %.2f):\n", *threshold)
-				for _, d := range pb.NearDuplicates {
-					fmt.Fprintf(w, "  %.2f  %s  %s\n        %s  %s\n", d.Score, d.A, d.KeyA, d.B, d.KeyB)
-				}
-			}
+		defect := "no known defect"
+		if bk.Defect != nil {
+			defect = bk.Defect.ID
+		}
+		fmt.Fprintf(out, "%5d  %s  %s\n", bk.Count, bk.ID, bk.Key)
+		fmt.Fprintf(out, "       %s [%s]", defect, bk.Status)
+		if bk.Area != "" {
+			fmt.Fprintf(out, "  area %s", bk.Area)
+		}
+		fmt.Fprintln(out)
+		fmt.Fprintf(out, "       first %s  last %s", bk.First, bk.Last)
+		if len(bk.Products) > 0 {
+			fmt.Fprintf(out, "  %s", strings.Join(bk.Products, ","))
+		}
+		if len(bk.Versions) > 0 {
+			fmt.Fprintf(out, "  versions %s", clip(strings.Join(bk.Versions, ","), 120))
+		}
+		fmt.Fprintln(out)
+		for _, s := range bk.Similar {
+			fmt.Fprintf(out, "       probably the same as %s (similarity %.2f)  %s\n", s.ID, s.Score, clip(s.Key, 100))
 		}
 	}
-	if err != nil {
-		return 1
-	}
-	return 0
+	return out.close(stderr, st.code())
 }
 
 // diffRow is one line of a signature TSV (explain --tsv, golden.tsv).
@@ -328,19 +304,20 @@ func readSigTSV(path string) (map[string]diffRow, []string, error) {
 func cmdDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 2 {
+	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "usage: crashsig diff OLD.tsv NEW.tsv   (from crashsig explain --tsv PATH... or testdata/signature/golden.tsv)")
 		return 2
 	}
-	old, oldOrder, err := readSigTSV(fs.Arg(0))
+	old, oldOrder, err := readSigTSV(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2
 	}
-	cur, curOrder, err := readSigTSV(fs.Arg(1))
+	cur, curOrder, err := readSigTSV(pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return 2

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,88 +13,90 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 // cmdSymbolize implements `crashsig symbolize`: addr2line for C++ backends,
 // in process. PCs come from the arguments or, when there are none, from
-// stdin, one a line: hex with or without 0x, or module+0xoffset.
+// stdin, one a line: hex with or without 0x, or module+0xoffset. Like
+// addr2line and llvm-symbolizer, an address is looked up as given; with
+// --return-addresses (addresses taken from a stack, which point after the
+// call) pc-1 is looked up. An address that resolves to nothing prints
+// ?? (??:0), and stderr says why.
 func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("symbolize", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var debugDirs stringList
+	var bias hexFlag
 	bin := fs.String("binary", "", "ELF executable or shared object (required)")
-	fs.Var(&debugDirs, "debug-dir", "debug root with .build-id/ or debuglink files (repeatable)")
+	fs.Var(&debugDirs, "debug-dir", "debug root with .build-id/ or debuglink files, searched before /usr/lib/debug (repeatable)")
+	noSystemDebug := fs.Bool("no-system-debug-dir", false, "do not search /usr/lib/debug")
 	debugFile := fs.String("debug-file", "", "separate debug file (objcopy --only-keep-debug)")
-	biasHex := fs.String("bias", "", "load bias (hex) subtracted from absolute PCs of a PIE")
-	exact := fs.Bool("exact", false, "PCs are exact instruction addresses (default: return addresses, pc-1 is looked up)")
+	fs.Var(&bias, "bias", "load bias (hex) subtracted from absolute PCs of a PIE")
+	retAddrs := fs.Bool("return-addresses", false, "addresses are return addresses from a stack: look up pc-1 (the call)")
+	fs.Bool("exact", true, "addresses are exact instruction addresses (the default; see --return-addresses)")
 	asJSON := fs.Bool("json", false, "print one JSON object per PC")
 	style := fs.String("style", "addr2line", "text style: addr2line (function, file:line) or llvm (function, file:line:col, blank line; raw names with -raw)")
 	raw := fs.Bool("raw", false, "print raw (mangled) names instead of demangled ones")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig symbolize --binary FILE [--debug-dir DIR]... [--debug-file F] [--bias HEX] [--exact] [--json] [PC...]")
+		fmt.Fprintln(stderr, "usage: crashsig symbolize --binary FILE [--debug-dir DIR]... [--debug-file F] [--bias HEX] [--return-addresses] [--json] [PC...]")
+		fmt.Fprintln(stderr, "Exit status: 0 every line read (?? lines are explained on stderr), 1 an unreadable binary or a line that is not an address, 2 usage.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	pcs, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
 	}
 	if *bin == "" || (*style != "addr2line" && *style != "llvm") {
 		fs.Usage()
-		return 2
+		return exitUsage
 	}
-	var bias uint64
-	if *biasHex != "" {
-		v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(*biasHex, "0x"), "0X"), 16, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "crashsig symbolize: bad --bias %q\n", *biasHex)
-			return 2
-		}
-		bias = v
+	dirs := []string(debugDirs)
+	if !*noSystemDebug {
+		dirs = append(dirs, pipeline.SystemDebugDirs()...)
 	}
-	b, err := symbolize.OpenBinary(*bin, symbolize.BinaryOptions{DebugFile: *debugFile, DebugDirs: debugDirs})
+	b, err := symbolize.OpenBinary(*bin, symbolize.BinaryOptions{DebugFile: *debugFile, DebugDirs: dirs})
 	if err != nil {
-		fmt.Fprintln(stderr, "crashsig symbolize:", err)
-		return 1
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitInput
 	}
 	defer b.Close()
 	for _, w := range b.Warnings() {
-		fmt.Fprintln(stderr, "crashsig symbolize: warning:", w)
+		fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", *bin, w)
 	}
 	if !b.HasDWARF() {
-		fmt.Fprintln(stderr, "crashsig symbolize: warning: no DWARF; names from the symbol table only")
+		fmt.Fprintf(stderr, "crashsig: %s: warning: no DWARF; names from the symbol table only, no file:line\n", *bin)
 	}
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	defer out.Flush()
-	opts := symOutOpts{exact: *exact, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias}
+	out := newOutput(stdout)
+	opts := symOutOpts{exact: !*retAddrs, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias.v, bin: b}
 	var src lineSource
-	if fs.NArg() > 0 {
-		src = &argLines{args: fs.Args()}
+	if len(pcs) > 0 {
+		src = &argLines{args: pcs}
 	} else {
 		sc := bufio.NewScanner(stdin)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		src = sc
 	}
-	failed, err := symbolizeStream(ctx, b, src, opts, out)
+	res, err := symbolizeStream(ctx, b, src, opts, out)
 	if werr := b.MissingDWO(); werr != nil {
-		fmt.Fprintln(stderr, "crashsig symbolize: warning:", werr)
+		fmt.Fprintf(stderr, "crashsig: %s: warning: %v\n", *bin, werr)
 	}
+	for _, why := range res.unresolved {
+		fmt.Fprintf(stderr, "crashsig: %s\n", why)
+	}
+	if res.more > 0 {
+		fmt.Fprintf(stderr, "crashsig: … and %d more addresses printed as ??\n", res.more)
+	}
+	code = exitOK
 	if err != nil {
-		fmt.Fprintln(stderr, "crashsig symbolize:", err)
-		return 1
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		code = exitInput
 	}
-	if failed {
-		return 1
+	if res.bad {
+		code = exitInput
 	}
-	return 0
+	return out.close(stderr, code)
 }
 
 // lineSource is a bufio.Scanner or the command-line PCs.
@@ -122,10 +123,32 @@ func (a *argLines) Err() error   { return nil }
 
 // symChunk is a run of input lines and, once a worker is done, their output.
 type symChunk struct {
-	lines  []string
-	buf    bytes.Buffer
-	failed bool
-	done   chan struct{}
+	lines []string
+	first int // input line number of lines[0]
+	buf   bytes.Buffer
+	res   symResult
+	done  chan struct{}
+}
+
+// symResult is what a run of lines left unresolved, and why.
+type symResult struct {
+	bad        bool     // a line is not an address
+	unresolved []string // why, for the first maxWhy ?? lines
+	more       int      // ?? lines beyond those
+}
+
+const maxWhy = 20
+
+func (r *symResult) add(o symResult) {
+	r.bad = r.bad || o.bad
+	for _, w := range o.unresolved {
+		if len(r.unresolved) < maxWhy {
+			r.unresolved = append(r.unresolved, w)
+		} else {
+			r.more++
+		}
+	}
+	r.more += o.more
 }
 
 // symbolizeStream symbolizes the PCs of src, one a line, with GOMAXPROCS
@@ -134,7 +157,7 @@ type symChunk struct {
 // results to out in input order. Lines travel in chunks of 256, at most
 // 4 per worker in flight, so memory stays bounded on any input size and
 // no worker waits for a slow neighbour's whole batch.
-func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, opts symOutOpts, out io.Writer) (failed bool, err error) {
+func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, opts symOutOpts, out io.Writer) (res symResult, err error) {
 	const chunkLines = 256
 	workers := runtime.GOMAXPROCS(0)
 	free := make(chan *symChunk, 4*workers)
@@ -150,7 +173,7 @@ func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, o
 			defer wg.Done()
 			for c := range work {
 				c.buf.Reset()
-				c.failed = symbolizeLines(b, c.lines, opts, &c.buf)
+				c.res = symbolizeLines(b, c.lines, c.first, opts, &c.buf)
 				c.done <- struct{}{}
 			}
 		}()
@@ -164,14 +187,17 @@ func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, o
 			if werr == nil {
 				_, werr = out.Write(c.buf.Bytes())
 			}
-			failed = failed || c.failed
+			res.add(c.res)
 			c.lines = c.lines[:0]
 			free <- c
 		}
 		writeErr <- werr
 	}()
+	lineNo := 0
 	c := <-free
+	c.first = 1
 	for src.Scan() {
+		lineNo++
 		c.lines = append(c.lines, src.Text())
 		if len(c.lines) == chunkLines {
 			if err = ctx.Err(); err != nil {
@@ -180,6 +206,7 @@ func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, o
 			order <- c
 			work <- c
 			c = <-free
+			c.first = lineNo + 1
 		}
 	}
 	if len(c.lines) > 0 && err == nil {
@@ -196,33 +223,44 @@ func symbolizeStream(ctx context.Context, b *symbolize.Binary, src lineSource, o
 	if err == nil {
 		err = werr
 	}
-	return failed, err
+	return res, err
 }
 
 type symOutOpts struct {
 	exact, json, llvm, raw bool
 	bias                   uint64
+	bin                    *symbolize.Binary
 }
 
 // symbolizeLines looks up one PC per input line and renders the results
-// into buf. It reports whether any line failed.
-func symbolizeLines(b *symbolize.Binary, lines []string, o symOutOpts, buf *bytes.Buffer) bool {
+// into buf. It returns what was left unresolved, and why.
+func symbolizeLines(b *symbolize.Binary, lines []string, first int, o symOutOpts, buf *bytes.Buffer) symResult {
 	w := bufio.NewWriter(buf)
 	defer w.Flush()
 	var locs []symbolize.Location
-	failed := false
-	for _, in := range lines {
+	var res symResult
+	for i, in := range lines {
 		in = strings.TrimSpace(in)
 		if in == "" {
 			continue
 		}
 		pc, err := parsePCInput(in, o.bias)
 		locs = locs[:0]
-		if err == nil {
-			locs, err = b.AppendLookup(locs, pc, symbolize.LookupOptions{Exact: o.exact, NoDemangle: o.raw})
-		}
+		why := ""
 		if err != nil {
-			failed = true
+			res.bad = true
+			why = fmt.Sprintf("line %d: %v", first+i, err)
+		} else {
+			locs, err = b.AppendLookup(locs, pc, symbolize.LookupOptions{Exact: o.exact, NoDemangle: o.raw})
+			switch {
+			case err != nil:
+				why = fmt.Sprintf("%s: ?? because %v", in, err)
+			case len(locs) == 0:
+				why = in + ": ?? because " + whyUnresolved(b, pc, o)
+			}
+		}
+		if why != "" {
+			res.add(symResult{unresolved: []string{why}})
 		}
 		switch {
 		case o.json:
@@ -235,8 +273,8 @@ func symbolizeLines(b *symbolize.Binary, lines []string, o symOutOpts, buf *byte
 			if rec.Frames == nil {
 				rec.Frames = []symbolize.Location{}
 			}
-			if err != nil {
-				rec.Error = err.Error()
+			if why != "" {
+				rec.Error = why
 			}
 			js, _ := json.Marshal(rec)
 			w.Write(js)
@@ -248,7 +286,18 @@ func symbolizeLines(b *symbolize.Binary, lines []string, o symOutOpts, buf *byte
 			writeFrames(w, locs, o.raw, false)
 		}
 	}
-	return failed
+	return res
+}
+
+// whyUnresolved says why no symbol or line covers pc.
+func whyUnresolved(b *symbolize.Binary, pc uint64, o symOutOpts) string {
+	switch {
+	case b.IsPIE() && o.bias == 0 && pc >= 1<<40:
+		return "it looks like a run-time address of a position-independent binary: give --bias (load address minus link address) or module+0xoffset"
+	case !b.HasDWARF():
+		return "no symbol of the binary covers it and the binary has no DWARF (give --debug-dir or --debug-file)"
+	}
+	return "no symbol and no DWARF compile unit of the binary covers it (an address of another module, or data?)"
 }
 
 // writeFrames prints an inline chain addr2line-style (function, then

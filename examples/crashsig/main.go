@@ -9,7 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
+
+	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/pipeline"
+	"github.com/crashsig/crashsig/signature"
 )
 
 // command is one subcommand of the CLI.
@@ -24,10 +29,20 @@ func commands() []command {
 		{"classify", "parse crash logs (and cores) and print each incident with its signature (--json: JSON Lines)", cmdClassify},
 		{"explain", "print each incident's signature with the trace of every decision", cmdExplain},
 		{"buckets", "group many inputs into buckets by signature key, with near duplicates", cmdBuckets},
-		{"diff", "compare the signature keys of two golden signature files or directories", cmdDiff},
+		{"diff", "compare the signature keys of two golden signature files or directories", withOutput(cmdDiff)},
 		{"symbolize", "symbolize PCs against an ELF binary or its debug file (addr2line-compatible)", cmdSymbolize},
 		{"core", "unwind and symbolize every thread of an ELF core file", cmdCore},
-		{"catalog", "lint catalog files or show the known defects (catalog lint|show)", cmdCatalog},
+		{"catalog", "lint catalog files or show the known defects (catalog lint|show)", withOutput(cmdCatalog)},
+	}
+}
+
+// withOutput runs a command whose output is not otherwise checked with a
+// stdout whose write errors make the exit code 1.
+func withOutput(run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int) func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		out := newOutput(stdout)
+		code := run(ctx, args, stdin, out, stderr)
+		return out.close(stderr, code)
 	}
 }
 
@@ -50,20 +65,46 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: crashsig <command> [flags] [args]")
+	fmt.Fprintln(w, "usage: crashsig <command> [flags] [args]   (flags may come anywhere after the command)")
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.usage)
 	}
+	fmt.Fprintln(w, "  version    print the library version, catalog revision and signature algorithm (also --version)")
+	fmt.Fprintln(w, "`crashsig <command> -h` lists a command's flags.")
+	fmt.Fprintln(w, "exit status:")
+	fmt.Fprintln(w, "  0  crashes found (symbolize, catalog, diff: the work was done)")
+	fmt.Fprintln(w, "  1  an input could not be read, or the output could not be written")
+	fmt.Fprintln(w, "  2  usage error")
+	fmt.Fprintln(w, "  3  every input was read and none held a crash (classify, explain, buckets)")
+}
+
+// printVersion writes what produced the answers: the library, the
+// embedded catalog's revision, the signature algorithm, the JSON schema.
+func printVersion(w io.Writer) error {
+	rev := "unavailable"
+	if c, err := catalog.Default(); err == nil {
+		rev = c.Revision()
+	}
+	_, err := fmt.Fprintf(w, "crashsig %s\ncatalog revision %s\nsignature algorithm %s\nresult schema %d\n%s\n",
+		pipeline.Version, rev, signature.Algorithm, pipeline.SchemaVersion, runtime.Version())
+	return err
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		out := newOutput(stdout)
+		usage(out)
+		return out.close(stderr, exitOK)
+	case "--version", "-version", "version":
+		out := newOutput(stdout)
+		printVersion(out)
+		return out.close(stderr, exitOK)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -72,5 +113,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "crashsig: unknown command %q\n", args[0])
 	usage(stderr)
-	return 2
+	return exitUsage
 }

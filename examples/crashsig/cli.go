@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/pipeline"
+)
+
+// Exit codes, the same for every command (README "The command line").
+const (
+	exitOK      = 0 // crashes found (or, for symbolize/catalog/diff, the work done)
+	exitInput   = 1 // an input could not be read, or the output could not be written
+	exitUsage   = 2 // bad flags or arguments
+	exitNoCrash = 3 // every input was read and none held a crash
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseArgs parses flags anywhere on the line (`classify FILE --json`):
+// it returns the positional arguments in order. "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// parseFlags runs parseArgs and turns its errors into exit codes: -h is
+// 0 (usage printed), anything else 2. ok is false when the command must
+// return code.
+func parseFlags(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
+}
+
+// hexFlag is a hexadecimal uint64 flag (0x prefix optional).
+type hexFlag struct {
+	v   uint64
+	set bool
+}
+
+func (h *hexFlag) String() string {
+	if !h.set {
+		return ""
+	}
+	return fmt.Sprintf("%#x", h.v)
+}
+
+func (h *hexFlag) Set(s string) error {
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, 64)
+	if err != nil {
+		return fmt.Errorf("not a hexadecimal number: %q", s)
+	}
+	h.v, h.set = v, true
+	return nil
+}
+
+// pipelineFlags are the flags of the commands that read crashes.
+type pipelineFlags struct {
+	sig           signatureFlags
+	catalogs      stringList
+	binaries      stringList
+	debugDirs     stringList
+	noSystemDebug bool
+	bias          hexFlag
+	versionOf     stringList
+	assumeVersion string
+	sysroot       string
+	noHostFiles   bool
+	maxCoreFrames int // set by the core command's --max-frames
+}
+
+func (f *pipelineFlags) register(fs *flag.FlagSet) {
+	f.sig.register(fs)
+	fs.Var(&f.catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
+	fs.Var(&f.binaries, "binary", "backend binary (or shared library) to symbolize raw PCs and cores with (repeatable)")
+	fs.Var(&f.debugDirs, "debug-dir", "directory of separate debug files (.build-id/xx/rest.debug, debuglink), searched before /usr/lib/debug (repeatable)")
+	fs.BoolVar(&f.noSystemDebug, "no-system-debug-dir", false, "do not search /usr/lib/debug")
+	fs.Var(&f.bias, "bias", "load bias (hex) of the first --binary, subtracted from absolute PCs of a PIE (default: recovered from the crash)")
+	fs.Var(&f.versionOf, "version-of", "SOURCE=VERSION: the version of the crashes in SOURCE (a file or directory as named) when they do not print one (repeatable)")
+	fs.StringVar(&f.assumeVersion, "assume-version", "", "the version of every crash that does not print one (after --version-of)")
+	fs.StringVar(&f.sysroot, "sysroot", "", "prefix for the library paths recorded in cores (as gdb's set sysroot)")
+	fs.BoolVar(&f.noHostFiles, "no-host-files", false, "do not open the library paths recorded in cores on this machine (core from another host)")
+}
+
+// open builds the pipeline the flags describe. Errors are usage errors
+// (bad flag values) or input errors (a binary or catalog that cannot be
+// read); code says which.
+func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pipeline.Progress) (*pipeline.Pipeline, int, error) {
+	gen, err := f.sig.generator()
+	if err != nil {
+		return nil, exitUsage, err
+	}
+	cat, err := loadCatalog(ctx, f.catalogs)
+	if err != nil {
+		return nil, exitInput, err
+	}
+	versions := map[string]string{}
+	for _, kv := range f.versionOf {
+		src, ver, ok := strings.Cut(kv, "=")
+		if !ok || src == "" || ver == "" {
+			return nil, exitUsage, fmt.Errorf("--version-of %q: want SOURCE=VERSION", kv)
+		}
+		if _, err := catalog.ParseVersion(ver); err != nil {
+			return nil, exitUsage, fmt.Errorf("--version-of %q: %w", kv, err)
+		}
+		versions[src] = ver
+	}
+	if f.assumeVersion != "" {
+		if _, err := catalog.ParseVersion(f.assumeVersion); err != nil {
+			return nil, exitUsage, fmt.Errorf("--assume-version: %w", err)
+		}
+	}
+	p, err := pipeline.New(ctx, pipeline.Options{
+		Binaries: f.binaries, Bias: f.bias.v, HasBias: f.bias.set,
+		DebugDirs: f.debugDirs, NoSystemDebugDirs: f.noSystemDebug,
+		Sysroot: f.sysroot, NoHostFiles: f.noHostFiles, MaxCoreFrames: f.maxCoreFrames,
+		Catalog: cat, Generator: gen,
+		VersionOf: versions, AssumeVersion: f.assumeVersion,
+		Progress: progress,
+	})
+	if err != nil {
+		return nil, exitInput, err
+	}
+	for _, n := range cat.Notes() {
+		fmt.Fprintf(stderr, "crashsig: catalog: %s\n", n)
+	}
+	for _, w := range p.Warnings() {
+		fmt.Fprintf(stderr, "crashsig: warning: %s\n", w)
+	}
+	return p, 0, nil
+}
+
+// runStatus accumulates what a command that reads inputs saw, and turns it
+// into the exit code.
+type runStatus struct {
+	stderr    io.Writer
+	incidents int
+	failed    bool
+}
+
+// report prints a per-input error: skipped inputs are notes, others make
+// the exit code 1. It returns false when the run must stop (ctx done).
+func (s *runStatus) report(ctx context.Context, err error) bool {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
+		s.failed = true
+		return false
+	}
+	if errors.Is(err, pipeline.ErrSkipped) {
+		fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
+		return true
+	}
+	fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
+	s.failed = true
+	return true
+}
+
+func (s *runStatus) code() int {
+	switch {
+	case s.failed:
+		return exitInput
+	case s.incidents == 0:
+		return exitNoCrash
+	}
+	return exitOK
+}
+
+// output is stdout, buffered, remembering the first write error so that
+// a full disk or a closed pipe makes the command fail instead of losing
+// output silently.
+type output struct {
+	*bufio.Writer
+	err *error
+}
+
+type errRecorder struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errRecorder) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func newOutput(w io.Writer) output {
+	r := &errRecorder{w: w}
+	return output{Writer: bufio.NewWriterSize(r, 64<<10), err: &r.err}
+}
+
+// failed reports whether a write has failed so far.
+func (o output) failed() bool { return *o.err != nil }
+
+// close flushes; a write error is printed and turns code into exitInput.
+func (o output) close(stderr io.Writer, code int) int {
+	err := o.Flush()
+	if *o.err != nil {
+		err = *o.err
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: writing output: %v\n", err)
+		return exitInput
+	}
+	return code
+}
+
+// startProgress prints a progress line on stderr while a run lasts longer
+// than a second, when stderr is a terminal. The returned function stops
+// it and clears the line.
+func startProgress(stderr io.Writer, p *pipeline.Progress) func() {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return func() {}
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		timer := time.NewTimer(time.Second)
+		defer timer.Stop()
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(f, "\r\x1b[Kcrashsig: %d inputs, %d incidents, %.1f MB read: %s", p.Inputs(), p.Incidents(), float64(p.Bytes())/1e6, clip(p.Current(), 60))
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

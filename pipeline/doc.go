@@ -1,0 +1,51 @@
+// Package pipeline is the one call from input to answer: it opens inputs
+// (files, directories, standard input, compressed files, ELF cores), finds
+// every crash incident in them, symbolizes raw PCs, signs, classifies, and
+// yields one Result per incident — the object `crashsig classify --json`
+// prints.
+//
+//	p, err := pipeline.New(ctx, pipeline.Options{AssumeVersion: "3.3.9"})
+//	if err != nil { … }
+//	defer p.Close()
+//	for res, err := range p.Run(ctx, os.Stdin, "be.out", "cores/") {
+//		if err != nil { … } // *InputError, *SkipError (errors.Is(err, ErrSkipped)), or ctx.Err()
+//		fmt.Println(res.Classification.Advice, res.Signature.Key)
+//	}
+//
+// It sits on top of the other packages; dependencies point one way:
+// symbolize ← signature ← catalog ← pipeline. Each stage can still be used
+// alone.
+//
+// # Inputs
+//
+// Files expands paths (directories recursively, lexical order, hidden
+// entries and non-log extensions skipped). OpenFile and NewInput identify
+// content by its bytes: gzip, zstd, xz and bzip2 are decompressed
+// transparently; an ELF core (ET_CORE) is read with symbolize.OpenCore (a
+// compressed one is first copied to a temporary file, since the core
+// reader needs random access); other ELF files, archives and binary junk
+// are refused with a *SkipError whose Reason says which. Errors name the
+// input once.
+//
+// # Versions
+//
+// Cores and Doris dumps do not print the version that crashed, and the
+// catalog's status needs it. A version printed by the incident wins; else
+// the startup banner earlier in the same input (the same process
+// lifetime: be.INFO and be.out print it when the backend starts); else
+// Options.VersionOf (per file or directory) or Options.AssumeVersion.
+// Result.VersionSource says which, and the classification's evidence
+// starts with a line saying so when the version did not come from the
+// incident.
+//
+// # Results and buckets
+//
+// Result embeds the symbolize.Crash and adds the signature, the
+// classification, the symbolization report and thread groups. Bucketer
+// groups Results by path, signature key and defect into Buckets with
+// counts, versions, first and last seen, sources and a representative.
+// Both encode to the JSON described by result.schema.json (SchemaVersion).
+//
+// A Pipeline is safe for concurrent use; Run, File, Reader and Text
+// iterate one input at a time and can be called from several goroutines.
+package pipeline

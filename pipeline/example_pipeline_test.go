@@ -1,0 +1,97 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/crashsig/crashsig/pipeline"
+)
+
+// The one call from input to answer: every incident of the inputs
+// (files, directories, "-" for stdin, compressed files, cores) as a
+// Result, the object `crashsig classify --json` prints.
+func ExamplePipeline_Run() {
+	ctx := context.Background()
+	p, err := pipeline.New(ctx, pipeline.Options{
+		// Cores and Doris dumps do not print their version; say it.
+		AssumeVersion: "2.1.5",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close()
+	for res, err := range p.Run(ctx, os.Stdin, "../testdata/corpus/starrocks/019-trash-sweep-tabletupdates-to-updates-pb.txt") {
+		if err != nil {
+			fmt.Println(err) // *pipeline.InputError or *pipeline.SkipError; the run goes on
+			continue
+		}
+		v := res.Classification
+		fmt.Println(res.Source, res.StartLine)
+		fmt.Println("path:   ", v.Path, v.Area)
+		fmt.Println("defect: ", v.Defect.ID, v.Status)
+		fmt.Println("version:", res.Version, "from", res.VersionSource)
+		fmt.Println("key:    ", res.Signature.Key)
+	}
+	// Output:
+	// ../testdata/corpus/starrocks/019-trash-sweep-tabletupdates-to-updates-pb.txt 1
+	// path:    background trash-sweep
+	// defect:  SR-6046-pk-updates-pb-non-monotonic-versions affected
+	// version: 2.1.5 from option
+	// key:     SIGSEGV | starrocks::TabletUpdates::_to_updates_pb_unlocked | starrocks::TabletUpdates::to_updates_pb | starrocks::TabletMeta::_save_meta | starrocks::TabletMeta::save_meta
+}
+
+// A reason to skip an input is a value, not a message.
+func ExampleNewInput() {
+	_, err := pipeline.NewInput("starrocks_be", strings.NewReader("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"))
+	var skip *pipeline.SkipError
+	if errors.As(err, &skip) {
+		fmt.Println(errors.Is(err, pipeline.ErrSkipped), skip.Reason)
+	}
+	in, err := pipeline.NewInput("be.out", strings.NewReader("I0303 10:15:02.118230 1 a.cpp:1] started\n"))
+	if err == nil {
+		fmt.Println(in.Kind, in.Compression == "")
+		in.Close()
+	}
+	// Output:
+	// true elf-not-core
+	// text true
+}
+
+// Buckets with meaning: a top-crashers table without maps of one's own.
+func ExampleBucketer() {
+	ctx := context.Background()
+	p, err := pipeline.New(ctx, pipeline.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close()
+	b := pipeline.NewBucketer()
+	for res, err := range p.Run(ctx, nil, "../testdata/corpus") {
+		if err == nil {
+			b.Add(res)
+		}
+	}
+	for i, bk := range b.Buckets(0) {
+		if i == 3 {
+			break
+		}
+		defect := "new"
+		if bk.Defect != nil {
+			defect = bk.Defect.ID
+		}
+		fmt.Printf("%d× %s %s %s\n", bk.Count, bk.Path, bk.ID, defect)
+	}
+	js, _ := json.Marshal(b.Buckets(0)[0])
+	fmt.Println(strings.Contains(string(js), `"representative":{"schema_version":1`))
+	// Output:
+	// 1× scan b2db8bb577f16e6a new
+	// 1× scan 5d9c49f099c3f9b5 DORIS-40643-parquet-dict-decoder-set-dict
+	// 1× scan d54390a935e40b28 new
+	// true
+}

@@ -1,0 +1,435 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/crashsig/crashsig/symbolize"
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+)
+
+// ErrSkipped is matched (errors.Is) by every *SkipError: an input that was
+// read but holds nothing this package can classify.
+var ErrSkipped = errors.New("skipped")
+
+// SkipReason says why an input was skipped.
+type SkipReason string
+
+// Reasons an input is skipped.
+const (
+	// SkipELF: an ELF executable, shared object or object file (not a core).
+	SkipELF SkipReason = "elf-not-core"
+	// SkipBinary: bytes that are not text (more than a third of the first
+	// 8 KiB are NUL or control bytes).
+	SkipBinary SkipReason = "binary"
+	// SkipArchive: an archive or a compression format that is not read
+	// (zip, 7z, tar, lz4, rar): unpack it first.
+	SkipArchive SkipReason = "archive"
+	// SkipNoCores: an ELF core given where cores are not accepted.
+	SkipNoCores SkipReason = "core-not-accepted"
+)
+
+// SkipError reports a skipped input. errors.Is(err, ErrSkipped) holds.
+type SkipError struct {
+	// Name is the input as given (path, or "-" for standard input).
+	Name string
+	// Reason is the kind of content; Detail says more in words.
+	Reason SkipReason
+	Detail string
+}
+
+// Error returns "NAME: skipped: DETAIL".
+func (e *SkipError) Error() string { return e.Name + ": skipped: " + e.Detail }
+
+// Is reports whether target is ErrSkipped.
+func (e *SkipError) Is(target error) bool { return target == ErrSkipped }
+
+// InputError reports an input that could not be read (missing file,
+// permission, damaged compressed stream, a core the reader refused).
+// The other inputs are still processed.
+type InputError struct {
+	// Name is the input as given.
+	Name string
+	// Err is the cause; it never repeats Name.
+	Err error
+}
+
+// Error returns "NAME: CAUSE".
+func (e *InputError) Error() string { return e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputError wraps err for the input name, dropping a *fs.PathError layer
+// that would name the same file again.
+func inputError(name string, err error) error {
+	var ie *InputError
+	var se *SkipError
+	if errors.As(err, &ie) || errors.As(err, &se) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == name {
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	if m, ok := err.(interface{ Unwrap() []error }); ok && errors.Is(err, symbolize.ErrRead) {
+		// The scanner's "reading input: CAUSE": keep both matchable,
+		// print the cause once.
+		for _, cause := range m.Unwrap() {
+			if cause != symbolize.ErrRead {
+				err = readError{cause}
+			}
+		}
+	}
+	return &InputError{Name: name, Err: err}
+}
+
+// readError is a read error of the input under the scanner.
+type readError struct{ cause error }
+
+func (e readError) Error() string   { return "reading: " + e.cause.Error() }
+func (e readError) Unwrap() []error { return []error{symbolize.ErrRead, e.cause} }
+
+// ContentKind is what an opened input holds.
+type ContentKind string
+
+// Content kinds.
+const (
+	// ContentText is log text (be.out, be.INFO, a paste, a gdb or jstack dump).
+	ContentText ContentKind = "text"
+	// ContentCore is an ELF core file.
+	ContentCore ContentKind = "core"
+)
+
+// Input is one opened input: its content kind, its compression, and a
+// reader of its decompressed bytes. Close it when done.
+type Input struct {
+	// Name is the input as given (a path, or the name passed to NewInput).
+	Name string
+	// Kind is what the decompressed content holds.
+	Kind ContentKind
+	// Compression is "gzip", "zstd", "xz", "bzip2" or "" (none).
+	Compression string
+
+	r       *bufio.Reader
+	file    *os.File // the file on disk, for a core read in place
+	tmp     string   // a decompressed core written to a temporary file
+	closers []func() error
+	count   *atomic.Int64
+}
+
+// Reader returns the decompressed content. For a core, CorePath is
+// usually what a caller wants instead.
+func (in *Input) Reader() io.Reader { return in.r }
+
+// CorePath returns a file holding the decompressed core: the file itself,
+// or a temporary copy of a compressed one (removed by Close). It returns
+// "" for text inputs and for a core read from a stream that was not yet
+// copied; ctx bounds the copy.
+func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
+	if in.Kind != ContentCore {
+		return "", nil
+	}
+	if in.tmp != "" {
+		return in.tmp, nil
+	}
+	if in.file != nil && in.Compression == "" {
+		return in.file.Name(), nil
+	}
+	tmp, err := os.CreateTemp(tempDir, "crashsig-core-*")
+	if err != nil {
+		return "", err
+	}
+	in.tmp = tmp.Name()
+	_, err = io.Copy(tmp, ctxReader{ctx, in.r})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("decompressing core: %w", err)
+	}
+	return in.tmp, nil
+}
+
+// Close releases the input: decompressors, the file, a temporary core copy.
+func (in *Input) Close() error {
+	var err error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		if e := in.closers[i](); err == nil {
+			err = e
+		}
+	}
+	in.closers = nil
+	if in.tmp != "" {
+		os.Remove(in.tmp)
+		in.tmp = ""
+	}
+	return err
+}
+
+// ctxReader stops reading when ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// countReader adds the bytes read to n.
+type countReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// OpenFile opens the file at path as an Input; see NewInput. Errors are
+// *InputError or *SkipError.
+func OpenFile(ctx context.Context, path string) (*Input, error) {
+	return openFile(ctx, path, nil)
+}
+
+func openFile(ctx context.Context, path string, count *atomic.Int64) (*Input, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, inputError(path, err)
+	}
+	in, err := newInput(path, f, count)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.file = f
+	in.closers = append([]func() error{f.Close}, in.closers...)
+	return in, nil
+}
+
+// NewInput identifies the content of r by its bytes, not its name:
+// gzip, zstd, xz and bzip2 streams are decompressed transparently (one
+// layer), an ELF core is ContentCore, other ELF files, archives and binary
+// junk are refused with a *SkipError (errors.Is(err, ErrSkipped)), the
+// rest is ContentText. It reads at most a few KiB before returning.
+func NewInput(name string, r io.Reader) (*Input, error) {
+	return newInput(name, r, nil)
+}
+
+const sniffBytes = 8 << 10
+
+func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
+	in := &Input{Name: name, count: count}
+	if count != nil {
+		r = countReader{r, count}
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(6)
+	var zr io.Reader
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		g, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, inputError(name, fmt.Errorf("gzip: %w", err))
+		}
+		g.Multistream(true)
+		in.Compression, zr = "gzip", g
+		in.closers = append(in.closers, g.Close)
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
+		if err != nil {
+			return nil, inputError(name, fmt.Errorf("zstd: %w", err))
+		}
+		in.Compression, zr = "zstd", d
+		in.closers = append(in.closers, func() error { d.Close(); return nil })
+	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		x, err := xz.NewReader(br)
+		if err != nil {
+			return nil, inputError(name, fmt.Errorf("xz: %w", err))
+		}
+		in.Compression, zr = "xz", x
+	case bytes.HasPrefix(head, []byte("BZh")) && len(head) >= 4 && head[3] >= '1' && head[3] <= '9':
+		in.Compression, zr = "bzip2", bzip2.NewReader(br)
+	}
+	if zr != nil {
+		br = bufio.NewReaderSize(errPrefix{zr, in.Compression}, 64<<10)
+	}
+	in.r = br
+	// Look at what one read brought (a file gives a full buffer) without
+	// waiting for more: a pipe or a growing log may have only a line yet.
+	head, err := br.Peek(1)
+	if len(head) == 0 && err != nil && err != io.EOF {
+		in.Close()
+		return nil, inputError(name, err)
+	}
+	head, _ = br.Peek(min(br.Buffered(), sniffBytes))
+	kind, reason, detail := sniff(head)
+	if reason != "" {
+		in.Close()
+		return nil, &SkipError{Name: name, Reason: reason, Detail: detail}
+	}
+	in.Kind = kind
+	return in, nil
+}
+
+// errPrefix names the decompressor in its errors.
+type errPrefix struct {
+	r    io.Reader
+	name string
+}
+
+func (e errPrefix) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", e.name, err)
+	}
+	return n, err
+}
+
+// archiveMagic lists formats that are recognized but not read.
+var archiveMagic = []struct {
+	magic, name string
+}{
+	{"PK\x03\x04", "a zip archive"},
+	{"7z\xbc\xaf\x27\x1c", "a 7z archive"},
+	{"Rar!\x1a\x07", "a rar archive"},
+	{"\x04\x22\x4d\x18", "an lz4 stream"},
+}
+
+// sniff decides the content kind from the first bytes.
+func sniff(head []byte) (ContentKind, SkipReason, string) {
+	if len(head) >= 18 && string(head[:4]) == "\x7fELF" {
+		var typ uint16
+		switch head[5] {
+		case 1:
+			typ = uint16(head[16]) | uint16(head[17])<<8
+		case 2:
+			typ = uint16(head[17]) | uint16(head[16])<<8
+		}
+		if typ == 4 { // ET_CORE
+			return ContentCore, "", ""
+		}
+		return "", SkipELF, "an ELF file that is not a core (an executable or library: give it with --binary)"
+	}
+	for _, a := range archiveMagic {
+		if bytes.HasPrefix(head, []byte(a.magic)) {
+			return "", SkipArchive, a.name + ": unpack it first"
+		}
+	}
+	if len(head) >= 262 && string(head[257:262]) == "ustar" {
+		return "", SkipArchive, "a tar archive: unpack it first"
+	}
+	bad := 0
+	for _, c := range head {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v' && c != 0x1b {
+			bad++
+		}
+	}
+	if len(head) > 0 && bad*3 > len(head) {
+		return "", SkipBinary, fmt.Sprintf("binary data, not text (%d of the first %d bytes are control bytes)", bad, len(head))
+	}
+	return ContentText, "", ""
+}
+
+// Files expands paths into the files they name, in a stable order: each
+// path in turn, a directory recursively in lexical order, skipping hidden
+// entries (".git") and files that are not crash text by their extension
+// (.json, .md, .go, .yaml, …; see IsLogName). A path that is a file is
+// yielded whatever its name. "-" is yielded as is (standard input).
+// Errors (a missing path, an unreadable directory) are yielded as
+// *InputError and the walk goes on.
+func Files(ctx context.Context, paths ...string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for _, p := range paths {
+			if err := ctx.Err(); err != nil {
+				yield("", err)
+				return
+			}
+			if p == "-" {
+				if !yield(p, nil) {
+					return
+				}
+				continue
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				if !yield("", inputError(p, err)) {
+					return
+				}
+				continue
+			}
+			if !st.IsDir() {
+				if !yield(p, nil) {
+					return
+				}
+				continue
+			}
+			var files []string
+			var errs []error
+			filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					errs = append(errs, inputError(path, err))
+					return nil
+				}
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.Type().IsRegular() && IsLogName(d.Name()) {
+					files = append(files, path)
+				}
+				return ctx.Err()
+			})
+			for _, e := range errs {
+				if !yield("", e) {
+					return
+				}
+			}
+			slices.Sort(files)
+			for _, f := range files {
+				if !yield(f, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// notLogExt are extensions of files that sit beside logs in a directory
+// (labels, notes, golden outputs, scripts, sources) and are not crash text.
+var notLogExt = []string{".jsonl", ".json", ".md", ".go", ".sh", ".py", ".yaml", ".yml", ".tsv", ".golden", ".source", ".cpp", ".cc", ".h"}
+
+// IsLogName reports whether a file met while walking a directory may be
+// crash text (or a core), judged by its extension after a compression
+// suffix. Files named explicitly are always read.
+func IsLogName(name string) bool {
+	for _, z := range []string{".gz", ".zst", ".xz", ".bz2"} {
+		name = strings.TrimSuffix(name, z)
+	}
+	return !slices.Contains(notLogExt, filepath.Ext(name))
+}

@@ -1,0 +1,187 @@
+package pipeline
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/ulikunitz/xz"
+)
+
+const crashFile = "../testdata/formats/f2-glog04-preamble.txt"
+
+func compress(t *testing.T, kind string, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	var w io.WriteCloser
+	var err error
+	switch kind {
+	case "gzip":
+		w = gzip.NewWriter(&b)
+	case "zstd":
+		w, err = zstd.NewWriter(&b)
+	case "xz":
+		w, err = xz.NewWriter(&b)
+	case "bzip2":
+		// No bzip2 writer in the standard library: a committed fixture
+		// made with bzip2(1) from the same file.
+		z, err := os.ReadFile("testdata/f2-glog04-preamble.txt.bz2")
+		require.NoError(t, err)
+		return z
+	}
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
+// TestNewInputCompression reads the same crash plain and through every
+// supported compression and wants the same text.
+func TestNewInputCompression(t *testing.T) {
+	plain, err := os.ReadFile(crashFile)
+	require.NoError(t, err)
+	for _, kind := range []string{"", "gzip", "zstd", "xz", "bzip2"} {
+		t.Run(kind, func(t *testing.T) {
+			data := plain
+			if kind != "" {
+				data = compress(t, kind, plain)
+			}
+			in, err := NewInput("x", bytes.NewReader(data))
+			require.NoError(t, err)
+			defer in.Close()
+			assert.Equal(t, kind, in.Compression)
+			assert.Equal(t, ContentText, in.Kind)
+			got, err := io.ReadAll(in.Reader())
+			require.NoError(t, err)
+			assert.Equal(t, string(plain), string(got))
+		})
+	}
+}
+
+// TestNewInputSkips checks that content that is not crash text is refused
+// with a typed reason, and that a core is recognized by its ELF type.
+func TestNewInputSkips(t *testing.T) {
+	elf := func(typ byte) []byte {
+		h := make([]byte, 64)
+		copy(h, "\x7fELF\x02\x01\x01")
+		h[16] = typ
+		return h
+	}
+	junk := bytes.Repeat([]byte{0, 1, 2, 3, 0xff, 0, 0, 7}, 512)
+	cases := []struct {
+		name   string
+		data   []byte
+		reason SkipReason
+	}{
+		{"executable", elf(2), SkipELF},
+		{"shared object", elf(3), SkipELF},
+		{"junk", junk, SkipBinary},
+		{"gzip junk", compress(t, "gzip", junk), SkipBinary},
+		{"zip", []byte("PK\x03\x04rest of a zip file"), SkipArchive},
+	}
+	for i, c := range cases {
+		name := fmt.Sprintf("input%d.bin", i)
+		_, err := NewInput(name, bytes.NewReader(c.data))
+		require.ErrorIs(t, err, ErrSkipped, c.name)
+		var se *SkipError
+		require.ErrorAs(t, err, &se, c.name)
+		assert.Equal(t, c.reason, se.Reason, c.name)
+		assert.Equal(t, 1, strings.Count(err.Error(), name), "the name once: %q", err.Error())
+	}
+	in, err := NewInput("core", bytes.NewReader(elf(4)))
+	require.NoError(t, err)
+	assert.Equal(t, ContentCore, in.Kind)
+	in.Close()
+	// Text with a few control bytes (a NUL-padded tail, colors) is text.
+	in, err = NewInput("log", strings.NewReader("\x1b[31mF0303 error\x1b[0m\n\x00\x00line\n"))
+	require.NoError(t, err)
+	assert.Equal(t, ContentText, in.Kind)
+}
+
+// TestOpenFileErrors wants a missing file as *InputError naming it once
+// and wrapping fs.ErrNotExist, and a damaged gzip stream as an error of
+// the input, not a panic or a silent empty result.
+func TestOpenFileErrors(t *testing.T) {
+	_, err := OpenFile(context.Background(), "no/such/file.log")
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Equal(t, 1, strings.Count(err.Error(), "no/such/file.log"), err.Error())
+
+	plain, _ := os.ReadFile(crashFile)
+	z := compress(t, "gzip", plain)
+	p, err := New(context.Background(), Options{NoSystemDebugDirs: true})
+	require.NoError(t, err)
+	var errs []error
+	for _, err := range p.Reader(context.Background(), "cut.gz", bytes.NewReader(z[:len(z)/2])) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	require.Len(t, errs, 1)
+	require.ErrorAs(t, errs[0], &ie)
+	assert.Equal(t, "cut.gz", ie.Name)
+	assert.Contains(t, errs[0].Error(), "gzip")
+}
+
+// TestFiles walks a tree: stable lexical order, hidden entries and
+// non-log extensions skipped, explicit files kept whatever their name,
+// missing paths reported and the walk continued.
+func TestFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"b/be.out", "a/be.INFO.gz", "a/.hidden", ".git/x", "labels.jsonl", "c.log.zst", "notes.md"} {
+		p := filepath.Join(dir, f)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x\n"), 0o644))
+	}
+	var got []string
+	var errs []error
+	for f, err := range Files(context.Background(), dir, filepath.Join(dir, "notes.md"), "missing", "-") {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, strings.TrimPrefix(f, dir+"/"))
+	}
+	assert.Equal(t, []string{"a/be.INFO.gz", "b/be.out", "c.log.zst", "notes.md", "-"}, got)
+	require.Len(t, errs, 1)
+	assert.ErrorIs(t, errs[0], fs.ErrNotExist)
+	assert.True(t, slices.IsSorted(got[:3]))
+}
+
+// FuzzNewInput feeds arbitrary bytes to content identification and the
+// decompressors: no panic, and either an error or a readable input.
+func FuzzNewInput(f *testing.F) {
+	plain, _ := os.ReadFile(crashFile)
+	f.Add(plain)
+	f.Add([]byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00"))
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3})
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0})
+	f.Add([]byte("BZh91AY&SY"))
+	f.Add([]byte{0xfd, '7', 'z', 'X', 'Z', 0, 0, 4})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := NewInput("fuzz", bytes.NewReader(data))
+		if err != nil {
+			var ie *InputError
+			if !errors.Is(err, ErrSkipped) && !errors.As(err, &ie) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		defer in.Close()
+		io.Copy(io.Discard, io.LimitReader(in.Reader(), 1<<20))
+	})
+}

@@ -1,0 +1,446 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// SystemDebugDirs returns the debug directories searched by default, as
+// gdb's debug-file-directory: /usr/lib/debug.
+func SystemDebugDirs() []string { return []string{"/usr/lib/debug"} }
+
+// Options configure a Pipeline. The zero value classifies text and cores
+// with the embedded catalog and the default signature rules.
+type Options struct {
+	// Binaries are backend executables or shared libraries: raw PCs of
+	// text crashes are symbolized against them, and cores use them for
+	// their modules (matched by build-id, then name).
+	Binaries []string
+	// Bias is the load bias (load address minus link address) of the first
+	// binary in the crashed process, for absolute PCs of a PIE; valid when
+	// HasBias. Without it the bias is recovered from the crash when
+	// possible (symbolize.RecoverBias).
+	Bias    uint64
+	HasBias bool
+	// DebugDirs are directories of separate debug files (.build-id/xx/rest.debug,
+	// debuglink names). SystemDebugDirs are searched after them unless
+	// NoSystemDebugDirs is set.
+	DebugDirs         []string
+	NoSystemDebugDirs bool
+	// Sysroot and NoHostFiles say where a core's libraries are found
+	// (symbolize.CoreOptions.Sysroot and NoDiskLookup).
+	Sysroot     string
+	NoHostFiles bool
+	// MaxCoreFrames caps the frames unwound per thread of a core (default
+	// 512; symbolize.CoreOptions.MaxFrames).
+	MaxCoreFrames int
+
+	// Catalog classifies; nil means catalog.Default().
+	Catalog *catalog.Catalog
+	// Generator signs; nil means signature.Default().
+	Generator *signature.Generator
+
+	// VersionOf gives the version of inputs whose crashes do not print
+	// one, keyed by input: a file as named in the input, or a directory
+	// that applies to every file under it (the longest match wins).
+	// AssumeVersion applies to every other input. A version the input
+	// itself prints (the dump, or the startup banner earlier in the same
+	// file) always wins; Result.VersionSource and the evidence say which
+	// was used.
+	VersionOf     map[string]string
+	AssumeVersion string
+
+	// IdleFlush, when positive, emits an incident that is still open once
+	// the input has been idle that long: set it when following a live log
+	// (symbolize.DefaultFollowIdleTimeout).
+	IdleFlush time.Duration
+	// Scan holds the scanner's limits (Source and IdleTimeout are set by
+	// the pipeline).
+	Scan symbolize.ScanOptions
+	// TempDir is where a compressed core is decompressed to (the core
+	// reader needs random access); "" means os.TempDir().
+	TempDir string
+	// Progress, when set, is updated as inputs are read.
+	Progress *Progress
+}
+
+// Progress counts what a Pipeline has read. Its methods are safe to call
+// while the pipeline runs.
+type Progress struct {
+	inputs, incidents, bytes atomic.Int64
+	current                  atomic.Pointer[string]
+}
+
+// Inputs returns the number of inputs opened, Incidents the results
+// yielded, Bytes the (compressed) bytes read, Current the input being read.
+func (p *Progress) Inputs() int64    { return p.inputs.Load() }
+func (p *Progress) Incidents() int64 { return p.incidents.Load() }
+func (p *Progress) Bytes() int64     { return p.bytes.Load() }
+func (p *Progress) Current() string {
+	if s := p.current.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// Pipeline turns inputs into Results: it scans text for incidents (or
+// reads a core), symbolizes raw PCs against the binaries, applies the
+// versions given from outside, signs, classifies and groups threads. A
+// Pipeline is safe for concurrent use once built; Close it when done.
+type Pipeline struct {
+	opts      Options
+	gen       *signature.Generator
+	cat       *catalog.Catalog
+	debugDirs []string
+	bins      []*symbolize.Binary
+	mods      []symbolize.Module
+	warnings  []string
+}
+
+// New builds a Pipeline: it opens the binaries (reading their symbol
+// tables and debug information as needed) and loads the default catalog
+// when none is given.
+func New(ctx context.Context, opts Options) (*Pipeline, error) {
+	p := &Pipeline{opts: opts, gen: opts.Generator, cat: opts.Catalog}
+	if p.gen == nil {
+		p.gen = signature.Default()
+	}
+	if p.cat == nil {
+		c, err := catalog.Default()
+		if err != nil {
+			return nil, fmt.Errorf("embedded catalog: %w", err)
+		}
+		p.cat = c
+	}
+	p.debugDirs = slices.Clone(opts.DebugDirs)
+	if !opts.NoSystemDebugDirs {
+		p.debugDirs = append(p.debugDirs, SystemDebugDirs()...)
+	}
+	for i, path := range opts.Binaries {
+		if err := ctx.Err(); err != nil {
+			p.Close()
+			return nil, err
+		}
+		b, err := symbolize.OpenBinary(path, symbolize.BinaryOptions{DebugDirs: p.debugDirs})
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.bins = append(p.bins, b)
+		m := symbolize.Module{Binary: b}
+		if i == 0 && opts.HasBias {
+			m.Bias, m.HasBias = opts.Bias, true
+		}
+		p.mods = append(p.mods, m)
+		for _, w := range b.Warnings() {
+			p.warnings = append(p.warnings, path+": "+w.Error())
+		}
+	}
+	return p, nil
+}
+
+// Close closes the binaries.
+func (p *Pipeline) Close() error {
+	var err error
+	for _, b := range p.bins {
+		if e := b.Close(); err == nil {
+			err = e
+		}
+	}
+	p.bins, p.mods = nil, nil
+	return err
+}
+
+// Catalog returns the catalog the pipeline classifies with.
+func (p *Pipeline) Catalog() *catalog.Catalog { return p.cat }
+
+// Generator returns the signature generator the pipeline signs with.
+func (p *Pipeline) Generator() *signature.Generator { return p.gen }
+
+// Warnings returns what opening the binaries noticed (rejected debug
+// files, for example), one line each.
+func (p *Pipeline) Warnings() []string { return slices.Clone(p.warnings) }
+
+// MissingDWO returns, per binary, the split-DWARF .dwo files lookups
+// needed but did not find so far (see symbolize.Binary.MissingDWO).
+func (p *Pipeline) MissingDWO() []error {
+	var out []error
+	for _, b := range p.bins {
+		if err := b.MissingDWO(); err != nil {
+			out = append(out, fmt.Errorf("%s: %w", b.Path(), err))
+		}
+	}
+	return out
+}
+
+// Run reads every input named by paths (files, directories recursively in
+// a stable order, "-" for stdin; see Files and NewInput) and yields one
+// Result per incident, in input order. An input that cannot be read is
+// yielded as a *InputError, one that is skipped as a *SkipError, and the
+// run goes on; when ctx is done its error is yielded last.
+func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) iter.Seq2[*Result, error] {
+	return func(yield func(*Result, error) bool) {
+		for name, err := range Files(ctx, paths...) {
+			if err != nil {
+				if !yield(nil, err) {
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			var seq iter.Seq2[*Result, error]
+			if name == "-" {
+				seq = p.Reader(ctx, "-", stdin)
+			} else {
+				seq = p.File(ctx, name)
+			}
+			for r, err := range seq {
+				if !yield(r, err) {
+					return
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// File yields the Results of one file (text or core, compressed or not;
+// see NewInput).
+func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, error] {
+	return func(yield func(*Result, error) bool) {
+		p.started(path)
+		in, err := openFile(ctx, path, p.counter())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer in.Close()
+		p.input(ctx, in, yield)
+	}
+}
+
+// Reader yields the Results of one stream named name: its content is
+// identified like a file's (NewInput). To follow a live log, where
+// identification must not wait for bytes, use Text.
+func (p *Pipeline) Reader(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
+	return func(yield func(*Result, error) bool) {
+		p.started(name)
+		in, err := newInput(name, r, p.counter())
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer in.Close()
+		p.input(ctx, in, yield)
+	}
+}
+
+func (p *Pipeline) counter() *atomic.Int64 {
+	if p.opts.Progress == nil {
+		return nil
+	}
+	return &p.opts.Progress.bytes
+}
+
+func (p *Pipeline) started(name string) {
+	if pr := p.opts.Progress; pr != nil {
+		pr.inputs.Add(1)
+		pr.current.Store(&name)
+	}
+}
+
+func (p *Pipeline) input(ctx context.Context, in *Input, yield func(*Result, error) bool) {
+	if in.Kind == ContentCore {
+		path, err := in.CorePath(ctx, p.opts.TempDir)
+		if err != nil {
+			yield(nil, inputError(in.Name, err))
+			return
+		}
+		r, err := p.core(ctx, in.Name, path)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		p.count()
+		yield(r, nil)
+		return
+	}
+	for r, err := range p.Text(ctx, in.Name, in.Reader()) {
+		if !yield(r, err) {
+			return
+		}
+	}
+}
+
+func (p *Pipeline) count() {
+	if pr := p.opts.Progress; pr != nil {
+		pr.incidents.Add(1)
+	}
+}
+
+// Text scans r as log text (no decompression or identification, so it
+// never waits for more bytes than a line) and yields one Result per
+// incident as soon as the incident is complete. With Options.IdleFlush an
+// open incident is also emitted once r has been idle that long, which a
+// follower of a live log needs. A read error is yielded as *InputError.
+func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
+	return func(yield func(*Result, error) bool) {
+		so := p.opts.Scan
+		so.Source = name
+		so.IdleTimeout = p.opts.IdleFlush
+		sc := symbolize.NewScanner(r, so)
+		defer sc.Close()
+		for sc.NextContext(ctx) {
+			res, err := p.Crash(ctx, sc.Crash())
+			if err == nil {
+				p.count()
+			}
+			if !yield(res, err) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				yield(nil, err)
+				return
+			}
+			yield(nil, inputError(name, err))
+		}
+	}
+}
+
+// Core reads the ELF core at path (uncompressed; File and Run also take
+// compressed cores), unwinds and symbolizes every thread with the
+// pipeline's binaries and debug directories, and returns its Result.
+func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
+	return p.core(ctx, path, path)
+}
+
+func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error) {
+	c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{
+		Binaries:     p.opts.Binaries,
+		DebugDirs:    p.debugDirs,
+		Sysroot:      p.opts.Sysroot,
+		NoDiskLookup: p.opts.NoHostFiles,
+		MaxFrames:    p.opts.MaxCoreFrames,
+	})
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	defer c.Close()
+	cr, err := c.Crash(ctx)
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	cr.Source = name
+	res, err := p.Crash(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	res.Input = ContentCore
+	for _, m := range c.Mismatches {
+		res.Warnings = append(res.Warnings, m.Error())
+	}
+	return res, nil
+}
+
+// Crash completes one parsed incident into a Result. It changes c in
+// place: raw PCs of text crashes are symbolized (symbolize.Frames) and a
+// version given by Options is filled in. Use it when the crashes come from
+// elsewhere (symbolize.ParseAll, a Scanner of your own).
+func (p *Pipeline) Crash(ctx context.Context, c *symbolize.Crash) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &Result{SchemaVersion: SchemaVersion, Crash: c, Input: ContentText}
+	isCore := slices.Contains(c.Formats, "core")
+	if isCore {
+		res.Input = ContentCore
+	}
+	if len(p.mods) > 0 && len(c.Threads) > 0 && !isCore {
+		rep, err := symbolize.Frames(ctx, c, p.mods...)
+		if err != nil {
+			return nil, inputError(c.Source, err)
+		}
+		res.Symbolization = &rep
+	}
+	given, scope := p.versionFor(c.Source)
+	var evidence string
+	switch {
+	case c.Version != "" && c.VersionFromBanner:
+		res.VersionSource = VersionFromBanner
+		evidence = "version " + c.Version + " from the startup banner earlier in " + c.Source + " (the crash itself does not print it)"
+	case c.Version != "":
+		res.VersionSource = VersionFromCrash
+	case given != "":
+		c.Version = given
+		res.VersionSource = VersionFromOptions
+		evidence = "version " + given + " given by the caller for " + scope + " (the input does not print it)"
+	}
+	if c.Version != "" && given != "" && res.VersionSource != VersionFromOptions && !sameVersion(given, c.Version) {
+		evidence = strings.TrimSpace(evidence + "; the input prints version " + c.Version + ", which wins over " + given + " given for " + scope)
+	}
+	sig := p.gen.Generate(c)
+	v := p.cat.Classify(c, sig)
+	if evidence != "" {
+		v.Evidence = append([]string{evidence}, v.Evidence...)
+	}
+	res.Signature, res.Classification = &sig, &v
+	if len(c.Threads) > 1 && (c.Kind == symbolize.KindThreadDump || isCore || slices.Contains(c.Formats, "F7")) {
+		res.ThreadGroups = p.gen.Aggregate(c.Threads)
+	}
+	return res, nil
+}
+
+// versionFor returns the version given for source and what it was given
+// for (the key of VersionOf, or "every input").
+func (p *Pipeline) versionFor(source string) (string, string) {
+	if v, ok := p.opts.VersionOf[source]; ok {
+		return v, source
+	}
+	best, bestKey, bestLen := "", "", 0
+	src := filepath.Clean(source)
+	for k, v := range p.opts.VersionOf {
+		dir := filepath.Clean(k)
+		if dir != string(filepath.Separator) {
+			dir += string(filepath.Separator)
+		}
+		if strings.HasPrefix(src, dir) && len(dir) > bestLen {
+			best, bestKey, bestLen = v, k, len(dir)
+		}
+	}
+	if bestKey != "" {
+		return best, bestKey
+	}
+	if p.opts.AssumeVersion != "" {
+		return p.opts.AssumeVersion, "every input"
+	}
+	return "", ""
+}
+
+// sameVersion compares versions on what catalog.ParseVersion reads, else
+// as strings.
+func sameVersion(a, b string) bool {
+	va, ea := catalog.ParseVersion(a)
+	vb, eb := catalog.ParseVersion(b)
+	if ea != nil || eb != nil {
+		return a == b
+	}
+	return catalog.Compare(va, vb) == 0
+}

@@ -1,0 +1,254 @@
+package pipeline
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashsig/crashsig/catalog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newPipeline(t *testing.T, opts Options) *Pipeline {
+	t.Helper()
+	opts.NoSystemDebugDirs = true
+	p, err := New(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func collect(t *testing.T, seq func(func(*Result, error) bool)) ([]*Result, []error) {
+	t.Helper()
+	var rs []*Result
+	var errs []error
+	for r, err := range seq {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rs = append(rs, r)
+	}
+	return rs, errs
+}
+
+// TestVersions: a version the crash prints wins; the startup banner of the
+// same input comes next and says so in the evidence; then VersionOf (file,
+// then the longest directory) and AssumeVersion.
+func TestVersions(t *testing.T) {
+	ctx := context.Background()
+	p := newPipeline(t, Options{
+		VersionOf: map[string]string{
+			"../testdata/formats":                        "2.1.1",
+			"../testdata/formats/f1-boost-jvm-chain.txt": "2.1.7",
+		},
+		AssumeVersion: "3.3.9",
+	})
+
+	rs, errs := collect(t, p.File(ctx, "../testdata/formats/f1-boost-jvm-chain.txt"))
+	require.Empty(t, errs)
+	require.NotEmpty(t, rs)
+	assert.Equal(t, "2.1.7", rs[0].Version)
+	assert.Equal(t, VersionFromOptions, rs[0].VersionSource)
+	assert.Contains(t, rs[0].Classification.Evidence[0], "given by the caller for ../testdata/formats/f1-boost-jvm-chain.txt")
+
+	rs, _ = collect(t, p.File(ctx, "../testdata/formats/f6-lsan.txt"))
+	require.NotEmpty(t, rs)
+	assert.Equal(t, "2.1.1", rs[0].Version, "directory entry")
+
+	rs, _ = collect(t, p.File(ctx, "../testdata/formats/be-info-banner-then-fatal.txt"))
+	require.NotEmpty(t, rs)
+	assert.Equal(t, "doris-2.1.6-rc04(AVX2)", rs[0].Version)
+	assert.Equal(t, VersionFromBanner, rs[0].VersionSource)
+	ev := rs[0].Classification.Evidence[0]
+	assert.Contains(t, ev, "startup banner")
+	assert.Contains(t, ev, "wins over 2.1.1", "the disagreeing option is mentioned")
+
+	rs, _ = collect(t, p.File(ctx, "../testdata/formats/f2-glog04-preamble.txt"))
+	require.NotEmpty(t, rs)
+	assert.Equal(t, VersionFromCrash, rs[0].VersionSource)
+	assert.NotEqual(t, "2.1.1", rs[0].Version)
+
+	q := newPipeline(t, Options{AssumeVersion: "3.3.9"})
+	rs, _ = collect(t, q.Reader(ctx, "-", strings.NewReader(mustRead(t, "../testdata/formats/f1-boost-jvm-chain.txt"))))
+	require.NotEmpty(t, rs)
+	assert.Equal(t, "3.3.9", rs[0].Version)
+	assert.Contains(t, rs[0].Classification.Evidence[0], "every input")
+
+	// A known defect whose dump prints no version: the status is placed
+	// with the version given.
+	known := "../testdata/corpus/starrocks/019-trash-sweep-tabletupdates-to-updates-pb.txt"
+	rs, _ = collect(t, newPipeline(t, Options{}).File(ctx, known))
+	require.NotEmpty(t, rs)
+	require.NotNil(t, rs[0].Classification.Defect)
+	assert.Equal(t, catalog.StatusVersionUnknown, rs[0].Classification.Status)
+	rs, _ = collect(t, newPipeline(t, Options{VersionOf: map[string]string{known: "2.1.5"}}).File(ctx, known))
+	require.NotEmpty(t, rs)
+	assert.NotEqual(t, catalog.StatusVersionUnknown, rs[0].Classification.Status)
+	assert.Equal(t, "2.1.5", rs[0].Classification.Version)
+	assert.Equal(t, catalog.StatusAffected, rs[0].Classification.Status)
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestRunDirectory runs over a directory holding a log, a gzip-compressed
+// core, an executable and junk: one result per incident, the core
+// unwound, the others skipped with their reasons, input order kept.
+func TestRunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "../testdata/core/cores/kern_fp.core.gz", filepath.Join(dir, "b-core.41237.gz"))
+	bin := gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "c-sim_fp"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d-junk.bin"), []byte(strings.Repeat("\x00\x01\x02", 100)), 0o644))
+	copyFile(t, "../testdata/formats/f2-glog04-preamble.txt", filepath.Join(dir, "a-be.out"))
+
+	prog := &Progress{}
+	p := newPipeline(t, Options{Binaries: []string{bin}, Progress: prog})
+	rs, errs := collect(t, p.Run(context.Background(), nil, dir))
+	require.Len(t, rs, 2)
+	assert.Equal(t, filepath.Join(dir, "a-be.out"), rs[0].Source)
+	assert.Equal(t, ContentText, rs[0].Input)
+	core := rs[1]
+	assert.Equal(t, ContentCore, core.Input)
+	assert.Equal(t, "SIGSEGV", core.Signal)
+	assert.Equal(t, catalog.PathScan, core.Classification.Path)
+	assert.Contains(t, core.Signature.Key, "starrocks::ParsedPageV1::read")
+	require.Len(t, errs, 2)
+	for i, reason := range []SkipReason{SkipELF, SkipBinary} {
+		var se *SkipError
+		require.ErrorAs(t, errs[i], &se)
+		assert.Equal(t, reason, se.Reason)
+	}
+	assert.EqualValues(t, 4, prog.Inputs(), "skipped inputs count as opened")
+	assert.EqualValues(t, 2, prog.Incidents())
+	assert.Positive(t, prog.Bytes())
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(dst, []byte(mustRead(t, src)), 0o644))
+}
+
+func gunzip(t *testing.T, src, dst string) string {
+	t.Helper()
+	f, err := os.Open(src)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	out, err := os.Create(dst)
+	require.NoError(t, err)
+	_, err = io.Copy(out, zr)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+	return dst
+}
+
+// TestTextIdleFlush follows a live stream: the crash is written, then the
+// writer stays silent without closing. With IdleFlush the result arrives
+// within the idle time plus a margin, not at the end of the stream.
+func TestTextIdleFlush(t *testing.T) {
+	p := newPipeline(t, Options{IdleFlush: 300 * time.Millisecond})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	crash := mustRead(t, "../testdata/formats/f2-glog04-preamble.txt")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go pw.Write([]byte(crash))
+	start := time.Now()
+	for r, err := range p.Text(ctx, "live", pr) {
+		require.NoError(t, err)
+		assert.Equal(t, "SIGSEGV", r.Signal)
+		assert.Less(t, time.Since(start), 3*time.Second)
+		return
+	}
+	t.Fatal("no result")
+}
+
+// TestBuckets groups the corpus: buckets carry path, defect, status,
+// versions, sources and a representative with one thread; counts add up.
+func TestBuckets(t *testing.T) {
+	p := newPipeline(t, Options{})
+	b := NewBucketer()
+	n := 0
+	for r, err := range p.Run(context.Background(), nil, "../testdata/corpus") {
+		require.NoError(t, err)
+		b.Add(r)
+		n++
+	}
+	bs := b.Buckets(0.8)
+	require.NotEmpty(t, bs)
+	total, withDefect, similar := 0, 0, 0
+	order := map[catalog.Path]int{}
+	for i, p := range catalog.Paths() {
+		order[p] = i
+	}
+	for i, bk := range bs {
+		total += bk.Count
+		assert.Equal(t, SchemaVersion, bk.SchemaVersion)
+		assert.NotEmpty(t, bk.Sources)
+		assert.LessOrEqual(t, len(bk.Representative.Threads), 1)
+		assert.Equal(t, bk.Key, bk.Representative.Signature.Key)
+		sum := 0
+		for _, c := range bk.Statuses {
+			sum += c
+		}
+		assert.Equal(t, bk.Count, sum)
+		if bk.Defect != nil {
+			withDefect++
+			assert.Equal(t, bk.Defect.ID, bk.Representative.Classification.Defect.ID)
+		}
+		similar += len(bk.Similar)
+		if i > 0 {
+			assert.LessOrEqual(t, order[bs[i-1].Path], order[bk.Path], "sorted by path")
+		}
+	}
+	assert.Equal(t, n, total)
+	assert.Positive(t, withDefect)
+	assert.Positive(t, similar)
+}
+
+// TestConcurrentFiles runs File from several goroutines on one Pipeline
+// (the batch example does) and wants the sequential answers.
+func TestConcurrentFiles(t *testing.T) {
+	p := newPipeline(t, Options{})
+	files, _ := filepath.Glob("../testdata/formats/*.txt")
+	want := map[string]string{}
+	for _, f := range files {
+		for r, err := range p.File(context.Background(), f) {
+			require.NoError(t, err)
+			want[r.Location().String()] = r.Signature.Key
+		}
+	}
+	got := make(chan [2]string, 1000)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			for _, f := range files {
+				for r, err := range p.File(context.Background(), f) {
+					if err == nil {
+						got <- [2]string{r.Location().String(), r.Signature.Key}
+					}
+				}
+			}
+			done <- true
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	close(got)
+	for g := range got {
+		assert.Equal(t, want[g[0]], g[1], g[0])
+	}
+}
