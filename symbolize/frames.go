@@ -80,6 +80,9 @@ func (p *parser) parseBoostFrame(s string) (Frame, bool) {
 	}
 	f := Frame{Index: atoi(t[:i]), Raw: s}
 	rest := strings.TrimLeft(t[i+1:], " ")
+	if rest == "" {
+		return Frame{}, false // `12# ` and nothing: no frame, only its number
+	}
 	// Location: the last " at <file>:<digits>" at the end of the line, else the last " in ".
 	if j := strings.LastIndex(rest, " at "); j >= 0 {
 		loc := rest[j+4:]

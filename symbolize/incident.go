@@ -885,6 +885,16 @@ func (in *incident) signal(p *parser, m []string) {
 // boostFrame takes an F1 frame, checking that indices run consecutively.
 func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 	if in.sec != secBoost {
+		if in.hasSig && in.family == "F2" && in.cur != nil && in.cur.origin == "F2" && len(in.cur.th.Frames) == 0 && in.sec == secGlog {
+			// A signal line without reason text followed by boost frames:
+			// one Doris dump whose handler printed no reason, not a glog
+			// dump and a second, headerless one.
+			in.family = "F1"
+			in.cur.origin = "F1"
+			in.sec = secBoost
+			in.addFormat("F1")
+			in.note("signal line without reason text followed by boost frames")
+		}
 		if in.hasSig && in.family != "F1" {
 			return false
 		}

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 )
 
 // lineInfo is one input line after paste repair (§2 of the formats spec).
@@ -259,5 +260,238 @@ func clockPrefix(b []byte) int {
 // splitCandidate is the cheap test before splitCollapsed: a collapsed dump
 // is long and holds frame or header markers.
 func splitCandidate(s string) bool {
-	return len(s) >= 160 && (strings.IndexByte(s, '#') >= 0 || strings.Contains(s, "*** ") || strings.Contains(s, "@ 0x"))
+	return len(s) >= 24 && (strings.IndexByte(s, '#') >= 0 || strings.Contains(s, "*** ") || strings.Contains(s, "@ 0x"))
+}
+
+// Prefixes no table knows. Log shippers, container runtimes and ticket
+// tools put text of their own before every line (a fluent-bit tag
+// `kube.var.log.containers.be-0_starrocks_be-<hash>.log: `, `host | `,
+// `[pod/be-0/be] `, a log4j-style timestamp). The scanner learns such a
+// prefix from the input itself, in two ways:
+//
+//   - a dump header (`*** SIGSEGV …`, `*** Aborted at …`, any strong header
+//     of headerAnchors) found after other text on its line: the text before
+//     it is a prefix whatever its length, and it is learned when it ends
+//     with a blank;
+//   - two consecutive lines that no rule recognizes and that begin with the
+//     same text up to a separator (`: `, `| `, `] `, `> `, a tab, or a
+//     timestamp-like run of digits and punctuation ending in a blank),
+//     comparing any run of digits with any run of digits.
+//
+// A learned prefix is removed from every later line that begins with it
+// (digits free) until another one is learned. It never contains a glog
+// header: glog lines are recognized before any learning.
+
+// maxPrefixBytes bounds a learned prefix.
+const maxPrefixBytes = 8 << 10
+
+// headerAnchors are the dump headers that may follow a prefix on their
+// line: `*** ` and one of these.
+var headerAnchors = []string{"Aborted at ", "SIG", "Signal ", "Query id: ", "is nereids: ", "tablet id: ", "Current BE git commitID: ", "Check failure stack trace"}
+
+// headerAnchor returns the position of the first strong dump header in s,
+// or -1.
+func headerAnchor(s string) int {
+	off := 0
+	for off < len(s) {
+		i := strings.Index(s[off:], "*** ")
+		if i < 0 {
+			return -1
+		}
+		i += off
+		rest := s[i+4:]
+		for _, h := range headerAnchors {
+			if strings.HasPrefix(rest, h) {
+				return i
+			}
+		}
+		off = i + 4
+	}
+	return -1
+}
+
+// prefixLearner holds the prefix learned so far and the previous
+// unrecognized line to learn from.
+type prefixLearner struct {
+	shape    string // learned prefix; a run of digits stands for any run of digits
+	prev     []byte
+	hasPrev  bool
+	prevNo   int  // line number of prev
+	prevIdle bool // prev was dropped by the idle path (no incident saw it)
+}
+
+// strip removes the learned prefix from t; it returns the rest and whether
+// the prefix was there.
+func (l *prefixLearner) strip(t []byte) ([]byte, bool) {
+	if l.shape == "" || len(t) == 0 || (t[0] != l.shape[0] && !(isDigit(t[0]) && isDigit(l.shape[0]))) {
+		return t, false
+	}
+	if n := matchPrefix(t, l.shape); n > 0 {
+		return t[n:], true
+	}
+	return t, false
+}
+
+// learnAnchored learns the text before a dump header as the prefix when it
+// ends with a blank and is not only digits (a run of digits alone would
+// strip the start of too many lines). It reports whether it learned.
+func (l *prefixLearner) learnAnchored(pre string) bool {
+	if len(pre) > maxPrefixBytes || pre == "" || (pre[len(pre)-1] != ' ' && pre[len(pre)-1] != '\t') {
+		return false
+	}
+	for i := 0; i < len(pre); i++ {
+		if c := pre[i]; !isDigit(c) && c != ' ' && c != '\t' {
+			l.shape = pre
+			return true
+		}
+	}
+	return false
+}
+
+// learn compares an unrecognized line with the previous one. It returns
+// the length of the prefix learned from them (0 when none), else keeps t
+// as the previous line (number no; idle when no incident saw it).
+func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
+	if l.hasPrev && l.prevNo == no-1 {
+		if e := learnPrefix(l.prev, t); e > 0 && !sameShape(l.prev, t) {
+			l.shape = string(t[:e])
+			return e
+		}
+	}
+	l.prev = append(l.prev[:0], t[:min(len(t), maxPrefixBytes+2)]...)
+	l.hasPrev, l.prevNo, l.prevIdle = true, no, idle
+	return 0
+}
+
+// relearnPrev returns the previous line without the prefix just learned
+// from it, when no incident saw it: it may have been the first line of a
+// dump. The returned bytes stay valid until the next call of learn.
+func (l *prefixLearner) relearnPrev(no int) ([]byte, int, bool) {
+	if !l.hasPrev && !l.prevIdle || !l.prevIdle || l.prevNo != no-1 || len(l.prev) == 0 {
+		return nil, 0, false
+	}
+	l.prevIdle, l.hasPrev = false, false
+	rest, ok := l.strip(l.prev)
+	if !ok {
+		return nil, 0, false
+	}
+	rest, _, _ = normalizeLine(rest)
+	return rest, l.prevNo, len(rest) > 0
+}
+
+// matchPrefix returns the length of the text matching shape at the start of
+// t (digit runs match digit runs), or 0. A line that holds only the prefix
+// with its trailing blanks trimmed (a blank line behind a prefix) matches.
+func matchPrefix(t []byte, shape string) int {
+	i, j := 0, 0
+	for i < len(shape) {
+		if j >= len(t) {
+			if strings.TrimRight(shape[i:], " \t") == "" {
+				return j
+			}
+			return 0
+		}
+		c := shape[i]
+		if isDigit(c) {
+			if !isDigit(t[j]) {
+				return 0
+			}
+			for i < len(shape) && isDigit(shape[i]) {
+				i++
+			}
+			for j < len(t) && isDigit(t[j]) {
+				j++
+			}
+			continue
+		}
+		if t[j] != c {
+			return 0
+		}
+		i++
+		j++
+	}
+	return j
+}
+
+// timestampChars are the characters of a timestamp-like prefix.
+const timestampChars = "0123456789 -:.,/+TZ[]"
+
+// learnPrefix returns the length of the prefix b shares with a, up to and
+// including its last separator, or 0. Digit runs compare equal to any
+// digit run. The prefix stops early where a glog line or a prefix of a
+// known family (which normalizeLine removes) begins: those are content.
+func learnPrefix(a, b []byte) int {
+	i, j, end, digits := 0, 0, 0, 0
+	ts, nonBlank := true, false
+	for i < len(a) && j < len(b) && j < maxPrefixBytes {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+				digits++
+			}
+			nonBlank = true
+			continue
+		}
+		if ca != cb {
+			break
+		}
+		e := 0
+		switch {
+		case !nonBlank && j > 0:
+		case !nonBlank:
+			// A bare separator as the whole prefix: `| `, `: `.
+			if (cb == ':' || cb == '|' || cb == ']') && j+1 < len(b) && b[j+1] == ' ' && i+1 < len(a) && a[i+1] == ' ' {
+				e = j + 2
+			}
+		case cb == '\t':
+			e = j + 1
+		case (cb == ':' || cb == '|' || cb == ']' || cb == '>') && j+1 < len(b) && b[j+1] == ' ' && i+1 < len(a) && a[i+1] == ' ':
+			e = j + 2
+		case cb == ' ' && ts && digits >= 4:
+			e = j + 1
+		}
+		if e > 0 {
+			if contentStarts(b[e:]) {
+				return e
+			}
+			end = e
+		}
+		if ts && strings.IndexByte(timestampChars, cb) < 0 {
+			ts = false
+		}
+		if cb != ' ' && cb != '\t' {
+			nonBlank = true
+		}
+		i++
+		j++
+	}
+	return end
+}
+
+// contentStarts reports whether b begins with a glog line or with a prefix
+// normalizeLine knows: a learned prefix ends before either.
+func contentStarts(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if _, _, _, ok := glogLine(unsafe.String(&b[0], len(b))); ok {
+		return true
+	}
+	t, rl, pre := normalizeLine(b)
+	if rl || pre && len(t) < len(b) {
+		return true
+	}
+	v := unsafe.String(&b[0], len(b))
+	r, _ := allRules.match(v, v, false)
+	return r != nil
+}
+
+// sameShape reports whether two lines are equal but for their digit runs:
+// a line repeated (a retried allocation, a log loop) teaches no prefix.
+func sameShape(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && matchPrefix(b, string(a)) == len(b) && matchPrefix(a, string(b)) == len(a)
 }

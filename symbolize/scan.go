@@ -281,6 +281,8 @@ type parser struct {
 	banner banner
 	// pending holds context events seen since the last incident.
 	pending []Event
+	// pfx is the line prefix learned from the input (lines.go).
+	pfx prefixLearner
 }
 
 // maxPendingEvents bounds the context lines kept for the next incident.
@@ -333,12 +335,29 @@ func (p *parser) init(opts ScanOptions) {
 	p.dem = NewDemangler(4096)
 }
 
-// physical handles one physical line: repair, split collapsed pastes, and
-// hand each logical line to the assembler.
+// physical handles one physical line: repair, prefixes, split collapsed
+// pastes, and hand each logical line to the assembler.
 func (p *parser) physical(b []byte, truncated bool) {
 	p.lineNo++
 	text, rl, prefixed := normalizeLine(b)
-	ln := lineInfo{no: p.lineNo, runtimeLogger: rl, prefixed: prefixed, truncated: truncated}
+	text, stripped := p.pfx.strip(text)
+	if stripped {
+		var rl2 bool
+		text, rl2, _ = normalizeLine(text)
+		rl, prefixed = rl || rl2, true
+	} else if len(text) > 0 {
+		// A dump header after other text: that text is a prefix, whatever
+		// its length.
+		view := unsafe.String(&text[0], len(text))
+		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) {
+			text, prefixed, stripped = text[k:], true, true
+			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
+				if prev, no, ok := p.pfx.relearnPrev(p.lineNo); ok {
+					p.process(prev, lineInfo{no: no, prefixed: true})
+				}
+			}
+		}
+	}
 	if p.cur == nil && !truncated {
 		// Idle fast path: look at the line through a temporary view and
 		// copy it only when it may start an incident.
@@ -346,10 +365,61 @@ func (p *parser) physical(b []byte, truncated bool) {
 			return
 		}
 		view := unsafe.String(&text[0], len(text))
-		if !p.mayStart(view) || p.inert(view) {
+		if !p.mayStart(view) {
+			p.pfx.hasPrev = false
 			return
 		}
+		k, inert := p.inert(view)
+		learned := 0
+		if learnable(k) && !stripped {
+			learned = p.pfx.learn(text, p.lineNo, true)
+		} else if !learnable(k) {
+			p.pfx.hasPrev = false
+		}
+		if learned == 0 {
+			if inert {
+				return
+			}
+		} else {
+			if prev, no, ok := p.pfx.relearnPrev(p.lineNo); ok {
+				// The line before taught nothing alone; with the prefix
+				// known it may be the first line of a dump.
+				p.process(prev, lineInfo{no: no, prefixed: true})
+			}
+			text, _, _ = normalizeLine(text[learned:])
+			prefixed = true
+			if len(text) == 0 {
+				return
+			}
+			view = unsafe.String(&text[0], len(text))
+			if p.cur == nil {
+				if !p.mayStart(view) {
+					return
+				}
+				if _, inert := p.inert(view); inert {
+					return
+				}
+			}
+		}
+	} else if !stripped && len(text) > 0 {
+		if k, _ := p.classify(unsafe.String(&text[0], len(text))); learnable(k) {
+			if e := p.pfx.learn(text, p.lineNo, false); e > 0 {
+				text, _, _ = normalizeLine(text[e:])
+				prefixed = true
+			}
+		} else {
+			p.pfx.hasPrev = false
+		}
 	}
+	p.process(text, lineInfo{no: p.lineNo, runtimeLogger: rl, prefixed: prefixed, truncated: truncated})
+	if p.cur != nil && p.pfx.prevNo == p.lineNo {
+		p.pfx.prevIdle = false // an incident saw it
+	}
+}
+
+// process hands one repaired physical line to the assembler, split into
+// logical lines when it holds a collapsed paste.
+func (p *parser) process(text []byte, ln lineInfo) {
 	s := string(text)
 	if strings.IndexByte(s, '&') >= 0 {
 		s = unescapeHTML(s)
@@ -391,17 +461,18 @@ func (p *parser) mayStart(s string) bool {
 // inert reports whether an idle line that passed mayStart still cannot
 // matter: it classifies as nothing that opens an incident or changes state,
 // and it holds no collapsed dump or HTML entity to repair. It looks at the
-// temporary view only; nothing it returns outlives the call.
-func (p *parser) inert(view string) bool {
-	if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
-		return false
-	}
+// temporary view only; nothing it returns outlives the call. It also
+// returns the line's kind (kOther for lines it did not classify).
+func (p *parser) inert(view string) (lineKind, bool) {
 	k, _ := p.classify(view)
+	if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
+		return k, false
+	}
 	switch k {
 	case kStart, kBanner:
-		return false
+		return k, false
 	}
-	return !isContextEvent(k) && !startsIncident(k, view, p)
+	return k, !isContextEvent(k) && !startsIncident(k, view, p)
 }
 
 // logical classifies one logical line and feeds the assembler.
@@ -571,6 +642,7 @@ func repairFirstPart(parts []string) bool {
 	if !strings.Contains(first, " at ") && !strings.Contains(first, " in ") {
 		return false
 	}
+	first = first[framePrefix(first):]
 	n := 0
 	for i := 1; i < len(next) && isDigit(next[i]); i++ {
 		n = n*10 + int(next[i]-'0')
@@ -761,4 +833,59 @@ func (l *liveReader) wait(s *Scanner) (chunk, error) {
 		}
 		return chunk{}, errStopped
 	}
+}
+
+// learnable says whether a line of this kind may carry a prefix no table
+// knows: unrecognized lines, and lines recognized by a rule that looks
+// anywhere in the line rather than at its start.
+func learnable(k lineKind) bool {
+	switch k {
+	case kOther, kShell, kMemLimit, kOOMKill, kTcmalloc, kKernelSegv, kKernelTrap, kBanner:
+		return true
+	}
+	return false
+}
+
+// gdbAddrIn finds the `0x… in ` that starts a gdb frame body.
+var gdbAddrIn = mustCompile(`0x[0-9a-fA-F]+ in `)
+
+// framePrefix returns the length of a log prefix before the gdb frame body
+// a collapsed paste starts with (`host | 0x… in f (…) at x.h:372`): up to
+// its `0x… in `, else up to the last separator (`: `, `| `, `] `, a tab)
+// before the argument list, else a leading timestamp. A one-line paste
+// has no other line to learn its prefix from.
+func framePrefix(first string) int {
+	if loc := gdbAddrIn.FindStringIndex(first); loc != nil {
+		return loc[0]
+	}
+	limit := strings.IndexByte(first, '(')
+	if limit < 0 {
+		limit = len(first)
+	}
+	end := 0
+	for i := 0; i+1 < limit; i++ {
+		switch {
+		case first[i] == '\t':
+			end = i + 1
+		case (first[i] == ':' || first[i] == '|' || first[i] == ']') && first[i+1] == ' ':
+			end = i + 2
+		}
+	}
+	if end > 0 {
+		return end
+	}
+	digits := 0
+	for i := 0; i < limit; i++ {
+		c := first[i]
+		if strings.IndexByte(timestampChars, c) < 0 {
+			break
+		}
+		if isDigit(c) {
+			digits++
+		}
+		if c == ' ' && digits >= 4 {
+			end = i + 1
+		}
+	}
+	return end
 }
