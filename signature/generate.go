@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,7 +184,7 @@ func mainBinary(p symbolize.Product) string {
 // executables and shared objects load far above it.
 const nonPIELimit = 1 << 32
 
-func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []kernelMapping) frameView {
+func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []symbolize.KernelMapping) frameView {
 	v := frameView{index: f.Index, raw: f.Name()}
 	mod := f.Module
 	offset, hasOffset := f.Offset, f.HasOffset
@@ -230,6 +229,11 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []k
 		if m == "" {
 			m = mainBinary(product)
 		}
+		if glogFrame(f) {
+			// glog prints the offset of PC-1; keys name the PC's offset,
+			// as the absolute addresses of other sources do.
+			offset++
+		}
 		v.unsym = m + "+" + offset.String()
 	default:
 		m := v.module
@@ -254,52 +258,21 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []k
 	return v
 }
 
-// kernelMapping is the mapping a kernel `segfault at … in mod[base+size]`
-// line names for its PC.
-type kernelMapping struct {
-	module     string
-	base, size symbolize.Addr
-}
-
-// kernelMappingRE reads the mapping of a kernel segfault line (the line
-// itself is parsed by the scanner; its text reaches the signature as the
-// incident's message or an event).
-var kernelMappingRE = regexp.MustCompile(`segfault at [0-9a-f]+ ip [0-9a-f]+ .*? in ([^\[ ]+)\[([0-9a-f]+)\+([0-9a-f]+)\]`)
-
-// kernelMappings returns the mappings named by kernel segfault lines of c.
-func kernelMappings(c *symbolize.Crash) []kernelMapping {
-	var out []kernelMapping
-	add := func(s string) {
-		if !strings.Contains(s, "segfault at ") || len(out) >= 8 {
-			return
-		}
-		m := kernelMappingRE.FindStringSubmatch(s)
-		if m == nil {
-			return
-		}
-		base, err1 := strconv.ParseUint(m[2], 16, 64)
-		size, err2 := strconv.ParseUint(m[3], 16, 64)
-		if err1 != nil || err2 != nil {
-			return
-		}
-		out = append(out, kernelMapping{module: path.Base(m[1]), base: symbolize.Addr(base), size: symbolize.Addr(size)})
-	}
-	add(c.Message)
-	for i := range c.Events {
-		add(c.Events[i].Text)
-	}
-	return out
-}
-
 // mappingBase returns the base of the kernel-line mapping that holds pc
 // in module (any module when module is "").
-func mappingBase(maps []kernelMapping, module string, pc symbolize.Addr) (symbolize.Addr, bool) {
+func mappingBase(maps []symbolize.KernelMapping, module string, pc symbolize.Addr) (symbolize.Addr, bool) {
 	for _, m := range maps {
-		if (module == "" || m.module == module) && pc >= m.base && pc-m.base < m.size {
-			return m.base, true
+		if (module == "" || m.Module == module) && pc >= m.Base && pc-m.Base < m.Size {
+			return m.Base, true
 		}
 	}
 	return 0, false
+}
+
+// glogFrame: a frame parsed from a glog `    @ 0x… sym` line.
+func glogFrame(f *symbolize.Frame) bool {
+	t := strings.TrimLeft(f.Raw, " \t")
+	return len(t) > 1 && t[0] == '@' && t[1] == ' '
 }
 
 // unMarkdownLink turns a pasted `/lib/[libjvm.so](http://libjvm.so/)`
@@ -361,7 +334,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	var frames []frameView
 	if th != nil {
 		frames = make([]frameView, len(th.Frames))
-		maps := kernelMappings(c)
+		maps := symbolize.KernelMappings(c)
 		inl := physicalMask(th.Frames)
 		for i := range th.Frames {
 			frames[i] = g.view(&th.Frames[i], c.Product, maps)

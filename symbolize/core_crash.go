@@ -2,7 +2,9 @@ package symbolize
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -129,7 +131,45 @@ func (c *Core) Crash(ctx context.Context) (*Crash, error) {
 		cr.Product = productFromFrames(cr)
 	}
 	cr.Notes = c.crashNotes(ci)
+	if reason := c.truncation(); reason != "" {
+		// What the core still holds is reported; the incident says it is
+		// incomplete (issue 10.4: a truncated core is corrupted).
+		cr.Corrupted, cr.CorruptedReason = true, reason
+	}
 	return cr, nil
+}
+
+// truncation says how the core file is cut short ("" when it is whole):
+// a segment or note that its program header places beyond the end of the
+// file.
+func (c *Core) truncation() string {
+	if c.r == nil || c.size <= 0 {
+		return ""
+	}
+	ef, err := elf.NewFile(io.NewSectionReader(c.r, 0, c.size))
+	if err != nil {
+		return ""
+	}
+	missing, segs := uint64(0), 0
+	for _, p := range ef.Progs {
+		if p.Type != elf.PT_LOAD && p.Type != elf.PT_NOTE {
+			continue
+		}
+		end := p.Off + p.Filesz
+		if p.Filesz == 0 || end <= uint64(c.size) {
+			continue
+		}
+		segs++
+		if p.Off >= uint64(c.size) {
+			missing += p.Filesz
+		} else {
+			missing += end - uint64(c.size)
+		}
+	}
+	if segs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("core file truncated: %d of its segments end beyond the file's %d bytes (%d bytes missing); stacks in the missing part are cut short", segs, c.size, missing)
 }
 
 // ThreadFrames symbolizes one thread's stack (the model's frames,

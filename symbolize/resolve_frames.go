@@ -2,9 +2,12 @@ package symbolize
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -59,8 +62,17 @@ type FramesReport struct {
 // basename; frames printing no module belong to the main module. Absolute
 // PCs of a non-PIE executable are file addresses; those of a PIE need the
 // module's bias, which is taken from Module.Bias, else from frames that
-// print both an absolute PC and a module offset, else recovered from
-// frames printing an address and a function name (RecoverBias).
+// print both an absolute PC and a module offset, else from the mapping a
+// kernel `segfault … in mod[base+size]` line names (KernelMappings), else
+// recovered from frames printing an address and a function name
+// (RecoverBias).
+//
+// The faulting frame (the successor of the signal frame: the frame after
+// gdb's `<signal handler called>`, the frame after the trampoline that
+// follows a signal handler's frames, or the frame at the dump's fault PC)
+// is looked up at its exact PC; the others are return addresses and are
+// looked up at PC-1, in every source. glog's `(module+0x…)` offsets are
+// already taken from PC-1 and are read that way.
 func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, error) {
 	var rep FramesReport
 	if crash == nil || len(mods) == 0 {
@@ -105,6 +117,12 @@ func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, er
 		}
 		est := BiasEstimate{Bias: m.Bias, Source: "caller"}
 		if !m.HasBias {
+			est = BiasEstimate{}
+		}
+		if !m.HasBias && !hasDirectBias(crash, m, modOf) {
+			est = kernelLineBias(m.Binary, name, KernelMappings(crash))
+		}
+		if !m.HasBias && est.Source == "" {
 			var frames []Frame
 			for ti := range crash.Threads {
 				for _, f := range crash.Threads[ti].Frames {
@@ -123,6 +141,7 @@ func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, er
 	var locs []Location
 	for ti := range crash.Threads {
 		th := &crash.Threads[ti]
+		fault := faultFrame(crash, th)
 		out := make([]Frame, 0, len(th.Frames))
 		changed := false
 		for fi := range th.Frames {
@@ -149,6 +168,9 @@ func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, er
 			}
 			var addr uint64
 			switch {
+			case f.HasOffset && glogOffset(&f):
+				// glog prints the offset of PC-1: the PC is one further.
+				addr = uint64(f.Offset) + 1
 			case f.HasOffset:
 				addr = uint64(f.Offset)
 			case !m.Binary.IsPIE():
@@ -165,7 +187,7 @@ func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, er
 				}
 				addr = uint64(f.PC) - est.Bias
 			}
-			exact := crash.FaultPC != 0 && f.PC == crash.FaultPC
+			exact := fi == fault
 			var err error
 			locs, err = m.Binary.AppendLookup(locs[:0], addr, LookupOptions{Exact: exact})
 			if err != nil {
@@ -252,4 +274,172 @@ func parseHexDigits(s string) (uint64, bool) {
 		}
 	}
 	return v, true
+}
+
+// KernelMapping is the mapping a kernel `segfault at … ip … in
+// mod[base+size]` line names: the VMA that holds the faulting PC.
+type KernelMapping struct {
+	// Module is the mapped file's base name as the kernel printed it.
+	Module string
+	// Base is the VMA's start address and Size its length.
+	Base, Size Addr
+}
+
+// kernelMappingRE reads the mapping of a kernel segfault line.
+var kernelMappingRE = regexp.MustCompile(`segfault at [0-9a-f]+ ip [0-9a-f]+ .*? in ([^\[ ]+)\[([0-9a-f]+)\+([0-9a-f]+)\]`)
+
+// KernelMappings returns the mappings named by kernel segfault lines that
+// the incident carries (its message or its events). A base far above
+// 4 GiB says the module is position independent; 0x400000 says it is a
+// fixed-address executable.
+func KernelMappings(c *Crash) []KernelMapping {
+	if c == nil {
+		return nil
+	}
+	var out []KernelMapping
+	add := func(s string) {
+		if len(out) >= 8 || !strings.Contains(s, "segfault at ") {
+			return
+		}
+		m := kernelMappingRE.FindStringSubmatch(s)
+		if m == nil {
+			return
+		}
+		base, err1 := strconv.ParseUint(m[2], 16, 64)
+		size, err2 := strconv.ParseUint(m[3], 16, 64)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		out = append(out, KernelMapping{Module: path.Base(m[1]), Base: Addr(base), Size: Addr(size)})
+	}
+	add(c.Message)
+	for i := range c.Events {
+		add(c.Events[i].Text)
+	}
+	return out
+}
+
+// hasDirectBias reports frames of m that print both an absolute PC and a
+// module offset (the strongest evidence, used by RecoverBias).
+func hasDirectBias(crash *Crash, m *Module, modOf func(*Frame) *Module) bool {
+	for ti := range crash.Threads {
+		for fi := range crash.Threads[ti].Frames {
+			f := &crash.Threads[ti].Frames[fi]
+			if f.PC != 0 && f.HasOffset && modOf(f) == m {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kernelLineBias derives the load bias of a PIE module from a kernel
+// line's mapping: the VMA is one executable PT_LOAD segment of the
+// binary, identified by its page-rounded size (or as the only one).
+func kernelLineBias(b *Binary, name string, maps []KernelMapping) BiasEstimate {
+	var est BiasEstimate
+	if b == nil || b.main == nil || b.main.f == nil {
+		return est
+	}
+	for _, km := range maps {
+		if km.Module != name {
+			continue
+		}
+		var cands []uint64
+		var exec []uint64
+		for _, p := range b.main.f.Progs {
+			if p.Type != elf.PT_LOAD || p.Flags&elf.PF_X == 0 {
+				continue
+			}
+			start := p.Vaddr &^ (pageSize - 1)
+			end := (p.Vaddr + p.Memsz + pageSize - 1) &^ (pageSize - 1)
+			exec = append(exec, start)
+			if end-start == uint64(km.Size) {
+				cands = append(cands, start)
+			}
+		}
+		if len(cands) != 1 && len(exec) == 1 {
+			cands = exec
+		}
+		if len(cands) == 1 && uint64(km.Base) >= cands[0] {
+			return BiasEstimate{Bias: uint64(km.Base) - cands[0], Source: "kernel-line", Votes: 1, Frames: 1}
+		}
+	}
+	return est
+}
+
+// glogOffset: a `(module+0x…)` frame printed by glog's symbolizer, whose
+// offset is that of PC-1.
+func glogOffset(f *Frame) bool {
+	t := strings.TrimLeft(f.Raw, " \t")
+	return len(t) > 1 && t[0] == '@' && t[1] == ' '
+}
+
+// signalHandlerFrames are parts of the names of the frames of signal
+// handlers that print a dump (Doris' and glog's FailureSignalHandler, the
+// JVM's chained handler); after the last of them comes the kernel's
+// signal trampoline and then the faulting frame.
+var signalHandlerFrames = []string{
+	"doris::signal::", "FailureSignalHandler", "chained_handler", "JVM_handle_linux_signal",
+	"signalHandler(", "pd_hotspot_signal_handler", "HandleSignal",
+}
+
+// signalTrampolines are the names the kernel's signal trampoline gets when
+// it is symbolized at all.
+var signalTrampolines = []string{"__restore_rt", "__kernel_rt_sigreturn", "<signal handler called>"}
+
+// faultFrame returns the index in th.Frames of the faulting frame, the
+// signal frame's successor, or -1: the frame after gdb's `<signal handler
+// called>` (or a symbolized __restore_rt); else, in the crashing thread,
+// the frame at the dump's fault PC, or the frame after the trampoline that
+// follows the last signal-handler frame among the top 64.
+func faultFrame(c *Crash, th *Thread) int {
+	fs := th.Frames
+	for i := 0; i+1 < len(fs) && i < 64; i++ {
+		if isTrampolineName(fs[i].Name()) {
+			return i + 1
+		}
+	}
+	if !th.Crashed {
+		return -1
+	}
+	if c.FaultPC != 0 {
+		for i := range fs {
+			if fs[i].PC == c.FaultPC && !fs[i].Inlined {
+				return i
+			}
+		}
+	}
+	last := -1
+	for i := 0; i < len(fs) && i < 64; i++ {
+		if isSignalHandlerName(fs[i].Name()) {
+			last = i
+		}
+	}
+	if last < 0 || last+2 >= len(fs) {
+		return -1
+	}
+	tr := &fs[last+1]
+	if n := tr.Name(); n != "" && !isPlaceholderName(n) && !looksLikeAddress(n) && !isTrampolineName(n) {
+		return -1 // not a trampoline: no fault frame can be told
+	}
+	return last + 2
+}
+
+func isTrampolineName(n string) bool {
+	for _, s := range signalTrampolines {
+		if strings.HasPrefix(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSignalHandlerName(n string) bool {
+	for _, s := range signalHandlerFrames {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,8 +2,13 @@ package symbolize
 
 import (
 	"context"
+	"debug/elf"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const testBias = 0x55d4a1200000
@@ -145,4 +150,91 @@ func TestNameKey(t *testing.T) {
 			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestFaultFrame(t *testing.T) {
+	named := func(n ...string) []Frame {
+		out := make([]Frame, len(n))
+		for i, s := range n {
+			out[i] = Frame{Index: i, Function: s, PC: Addr(0x1000 + i)}
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		frames []Frame
+		crash  Crash
+		want   int
+	}{
+		{"gdb signal frame", named("raise", "abort", "handler", "<signal handler called>", "f", "g"), Crash{}, 4},
+		{"doris boost", named("doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)",
+			"PosixSignals::chained_handler(int, siginfo*, void*)", "JVM_handle_linux_signal", "", "f", "g"), Crash{}, 4},
+		{"glog without PC line", named("google::(anonymous namespace)::FailureSignalHandler()", "(unknown)", "f", "g"), Crash{}, 2},
+		{"glog PC line", named("x", "y", "f"), Crash{FaultPC: 0x1002}, 2},
+		{"handler followed by a named frame", named("doris::signal::FailureSignalHandler", "f", "g"), Crash{}, -1},
+		{"no handler", named("f", "g"), Crash{}, -1},
+	}
+	for _, c := range cases {
+		th := Thread{Crashed: true, Frames: c.frames}
+		assert.Equal(t, c.want, faultFrame(&c.crash, &th), c.name)
+	}
+	// Only the crashing thread has a fault PC.
+	th := Thread{Frames: named("f", "g")}
+	assert.Equal(t, -1, faultFrame(&Crash{FaultPC: 0x1000}, &th))
+}
+
+func TestKernelMappings(t *testing.T) {
+	c := &Crash{Message: "segfault at 0 ip 000055d0c0a02a56 sp 00007ffd5e1c8a10 error 4",
+		Events: []Event{{Kind: "kernel", Text: "[1.2] starrocks_be[123]: segfault at 0 ip 000055d0c0a02a56 sp 00007ffd5e1c8a10 error 4 in starrocks_be[55d0c0a00000+4000] likely on CPU 3"}}}
+	assert.Equal(t, []KernelMapping{{Module: "starrocks_be", Base: 0x55d0c0a00000, Size: 0x4000}}, KernelMappings(c))
+	assert.Empty(t, KernelMappings(&Crash{Message: "segfault at 0 ip 0 sp 0 error 4"}))
+	assert.Empty(t, KernelMappings(nil))
+}
+
+// The faulting frame of a glog dump printing `(module+0x…)`: the offset is
+// that of PC-1, and the frame is looked up at its exact PC. A fault on a
+// function's first instruction (a stack overflow's push) must name that
+// function, not the one before it.
+func TestFramesGlogOffsetFaultFrame(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	sym := symAddr(t, b, "main")
+	fr := []Frame{
+		{Index: 0, PC: 0x7f00000010, Function: "google::(anonymous namespace)::FailureSignalHandler()", Raw: "    @     0x7f00000010 google::(anonymous namespace)::FailureSignalHandler()"},
+		{Index: 1, PC: 0x7f00000520, Module: "/lib/libc.so.6", Offset: 0x4251f, HasOffset: true, Raw: "    @     0x7f00000520 (/lib/libc.so.6+0x4251f)"},
+		{Index: 2, PC: Addr(testBias + sym), Module: "/opt/be/doris_be", Offset: Addr(sym - 1), HasOffset: true,
+			Raw: fmt.Sprintf("    @     %#x (/opt/be/doris_be+%#x)", testBias+sym, sym-1)},
+	}
+	c := &Crash{Kind: KindSignal, Signal: "SIGSEGV", Threads: []Thread{{Crashed: true, Frames: fr}}}
+	_, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	require.NoError(t, err)
+	got := c.Threads[0].Frames
+	last := got[len(got)-1]
+	require.True(t, last.Symbolized, "%+v", last)
+	assert.Equal(t, "main", last.Function)
+}
+
+// A kernel segfault line's mapping gives the bias of a PIE module; the
+// faulting PC is looked up exactly.
+func TestFramesKernelLineBias(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	require.True(t, b.IsPIE())
+	var text *elf.Prog
+	for _, p := range b.main.f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			text = p
+		}
+	}
+	require.NotNil(t, text)
+	start := text.Vaddr &^ 0xfff
+	size := (text.Vaddr+text.Memsz+0xfff)&^0xfff - start
+	sym := symAddr(t, b, "main")
+	ip := testBias + sym + 4
+	c := &Crash{Kind: KindSignal, Signal: "SIGSEGV", FaultPC: Addr(ip),
+		Message: fmt.Sprintf("segfault at 0 ip %016x sp 00007ffd5e1c8a10 error 4 in doris_be[%x+%x]", ip, testBias+start, size),
+		Threads: []Thread{{Crashed: true, Frames: []Frame{{PC: Addr(ip), Module: "doris_be"}}}}}
+	rep, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	require.NoError(t, err)
+	assert.Equal(t, BiasEstimate{Bias: testBias, Source: "kernel-line", Votes: 1, Frames: 1}, rep.Biases["doris_be"])
+	f := c.Threads[0].Frames[len(c.Threads[0].Frames)-1]
+	assert.Equal(t, "main", f.Function)
 }
