@@ -1,126 +1,94 @@
-// Command batch shows offline batch classification with the crashsig
-// library: it walks directories of crash logs, parses, signs and classifies
-// them on all cores, and prints one TSV row per incident (sorted, so the
-// output is deterministic) followed by counts per path and per defect.
+// Command batch classifies directories of crash logs, cores and
+// compressed files offline, on all cores, and prints a top-crashers table:
+// one row per bucket (path, signature key, defect) with its meaning.
 //
-//	go run ./examples/batch testdata/corpus
+//	go run ./examples/batch [--assume-version 3.3.9] testdata/corpus /var/crash
 package main
 
 import (
-	"cmp"
 	"context"
+	"flag"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
-	"slices"
+	"strings"
 	"sync"
+	"text/tabwriter"
 
-	"github.com/crashsig/crashsig/catalog"
-	"github.com/crashsig/crashsig/signature"
-	"github.com/crashsig/crashsig/symbolize"
+	"github.com/crashsig/crashsig/pipeline"
 )
-
-type row struct {
-	source     string
-	line       int
-	path, area string
-	defect     string
-	status     string
-	key        string
-}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: batch DIR|FILE...")
-		os.Exit(2)
-	}
-	var files []string
-	for _, root := range os.Args[1:] {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && filepath.Ext(p) == ".txt" {
-				files = append(files, p)
-			}
-			return nil
-		})
-	}
-	// One Generator and one Catalog serve every worker: both are safe for
-	// concurrent use and cache what they compute.
-	gen := signature.Default()
-	cat, err := catalog.Default()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	jobs := make(chan string)
-	var mu sync.Mutex
-	var rows []row
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for path := range jobs {
-				f, err := os.Open(path)
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					continue
-				}
-				crashes, err := symbolize.ParseAll(ctx, f, symbolize.ScanOptions{Source: path})
-				f.Close()
-				if err != nil {
-					fmt.Fprintln(os.Stderr, path, err)
-				}
-				for _, c := range crashes {
-					sig := gen.Generate(c)
-					v := cat.Classify(c, sig)
-					r := row{source: c.Source, line: c.StartLine, path: string(v.Path), area: v.Area, status: string(v.Status), key: sig.Key}
-					if v.Defect != nil {
-						r.defect = v.Defect.ID
-					}
-					mu.Lock()
-					rows = append(rows, r)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, f := range files {
-		jobs <- f
-	}
-	close(jobs)
-	wg.Wait()
-
-	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.line, b.line))
-	})
-	fmt.Printf("source\tline\tpath\tarea\tdefect\tstatus\tkey\n")
-	paths, defects := map[string]int{}, map[string]int{}
-	for _, r := range rows {
-		fmt.Printf("%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.source, r.line, r.path, r.area, r.defect, r.status, r.key)
-		paths[r.path]++
-		if r.defect != "" {
-			defects[r.defect]++
-		}
-	}
-	fmt.Printf("\n%d incidents in %d files (catalog %s, %s)\n", len(rows), len(files), cat.Revision(), signature.Algorithm)
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range paths {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		fmt.Printf("path %-10s %d\n", k, paths[k])
-	}
-	fmt.Printf("%d incidents matched %d known defects\n", sum(defects), len(defects))
+	version := flag.String("assume-version", "", "version of the crashes that do not print one")
+	flag.Parse()
+	os.Exit(run(ctx, pipeline.Options{AssumeVersion: *version}, flag.Args(), os.Stdout, os.Stderr))
 }
 
-func sum(m map[string]int) (n int) {
-	for _, v := range m {
-		n += v
+func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, stderr io.Writer) int {
+	p, err := pipeline.New(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "batch:", err)
+		return 1
 	}
-	return n
+	defer p.Close()
+	var files []string
+	for f, err := range pipeline.Files(ctx, paths...) {
+		if err != nil {
+			fmt.Fprintln(stderr, "batch:", err)
+			continue
+		}
+		files = append(files, f)
+	}
+	// One worker per core; each file's results land in its slot, so the
+	// buckets' first/last follow the input order whatever the timing.
+	results := make([][]*pipeline.Result, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				for res, err := range p.File(ctx, files[i]) {
+					if err != nil { // *pipeline.InputError, or a *pipeline.SkipError (not a log)
+						fmt.Fprintln(stderr, "batch:", err)
+						continue
+					}
+					results[i] = append(results[i], res)
+				}
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	b := pipeline.NewBucketer()
+	for _, rs := range results {
+		for _, res := range rs {
+			b.Add(res)
+		}
+	}
+	return table(stdout, b.Buckets(0.8))
+}
+
+// table prints the buckets, most frequent first within each path.
+func table(stdout io.Writer, buckets []pipeline.Bucket) int {
+	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "count\tpath\tarea\tdefect\tstatus\tversions\tfirst seen\tkey")
+	for _, bk := range buckets {
+		defect := "new"
+		if bk.Defect != nil {
+			defect = bk.Defect.ID
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.80s\n", bk.Count, bk.Path, bk.Area, defect, bk.Status,
+			strings.Join(bk.Versions, ","), bk.First, bk.Key)
+	}
+	if err := w.Flush(); err != nil {
+		return 1
+	}
+	return 0
 }

@@ -1,14 +1,11 @@
-// Command collector shows a crash-collector loop built on the crashsig
-// library: it follows a growing be.out (like `tail -F`, also across
+// Command collector follows a growing be.out (like `tail -F`, also across
 // truncation by a restart script) and prints one JSON line per crash as
-// soon as the incident is complete, with its signature and verdict.
+// soon as it is written: the same pipeline.Result that
+// `crashsig classify --json` prints. A crash is reported within
+// symbolize.DefaultFollowIdleTimeout (2 s) of its last line, even when the
+// crashed process writes nothing after it.
 //
-//	go run ./examples/collector /opt/starrocks/be/log/be.out
-//
-// Without --follow it reads the file once and exits. Line numbers count
-// every line read since the collector started, across truncations. A
-// truncation followed by new output within one poll interval (500 ms) is
-// not noticed when the new file is already as long as the old offset.
+//	go run ./examples/collector [--follow=false] [--assume-version 3.3.9] /opt/starrocks/be/log/be.out
 package main
 
 import (
@@ -22,15 +19,63 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/crashsig/crashsig/catalog"
-	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
+
+func main() {
+	follow := flag.Bool("follow", true, "keep reading as the file grows")
+	version := flag.String("assume-version", "", "version of the crashes that do not print one")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: collector [--follow=false] [--assume-version V] be.out")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, flag.Arg(0), *follow, pipeline.Options{AssumeVersion: *version}, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, path string, follow bool, opts pipeline.Options, stdout, stderr io.Writer) int {
+	var r io.Reader = &follower{ctx: ctx, path: path, poll: 200 * time.Millisecond}
+	if follow {
+		opts.IdleFlush = symbolize.DefaultFollowIdleTimeout
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "collector:", err)
+			return 1
+		}
+		defer f.Close()
+		r = f
+	}
+	p, err := pipeline.New(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "collector:", err)
+		return 1
+	}
+	defer p.Close()
+	enc := json.NewEncoder(stdout)
+	for res, err := range p.Text(ctx, path, r) {
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				fmt.Fprintln(stderr, "collector:", err)
+				return 1
+			}
+			break
+		}
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintln(stderr, "collector:", err)
+			return 1
+		}
+	}
+	return 0
+}
 
 // follower reads a file and, at its end, waits for more instead of
 // returning io.EOF. When the file shrinks (the start script truncated it)
 // or is replaced (rotated), it starts again from the beginning of the new
-// file.
+// file. Line numbers then count every line read since the start.
 type follower struct {
 	ctx  context.Context
 	path string
@@ -74,52 +119,4 @@ func (r *follower) Read(p []byte) (int, error) {
 func sameFile(f *os.File, st os.FileInfo) bool {
 	fst, err := f.Stat()
 	return err == nil && os.SameFile(fst, st)
-}
-
-func main() {
-	follow := flag.Bool("follow", true, "keep reading as the file grows")
-	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: collector [--follow=false] be.out")
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cat, err := catalog.Default()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	gen := signature.Default()
-	var r io.Reader
-	if *follow {
-		r = &follower{ctx: ctx, path: flag.Arg(0), poll: 500 * time.Millisecond}
-	} else {
-		f, err := os.Open(flag.Arg(0))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		r = f
-	}
-	enc := json.NewEncoder(os.Stdout)
-	sc := symbolize.NewScanner(r, symbolize.ScanOptions{Source: flag.Arg(0)})
-	for sc.NextContext(ctx) {
-		c := sc.Crash()
-		sig := gen.Generate(c)
-		v := cat.Classify(c, sig)
-		enc.Encode(struct {
-			Source         string          `json:"source"`
-			Line           int             `json:"start_line"`
-			Time           time.Time       `json:"time,omitzero"`
-			Signature      string          `json:"signature"`
-			ID             string          `json:"id"`
-			Classification catalog.Verdict `json:"classification"`
-		}{c.Source, c.StartLine, c.Time, sig.Key, sig.ID, v})
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 }

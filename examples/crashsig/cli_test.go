@@ -178,3 +178,35 @@ func TestThreadIDsInHex(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Regexp(t, `crashing thread (0x[0-9a-f]+ \()?LWP \d+`, out)
 }
+
+// TestSymbolizeExactByDefault: addresses are looked up as given (like
+// addr2line and llvm-symbolizer); --return-addresses looks up pc-1. A ??
+// is explained on stderr and is not a failure; a line that is not an
+// address is (exit 1).
+func TestSymbolizeExactByDefault(t *testing.T) {
+	bin := extractTestBinary(t, "o2-nofp-dw4") // non-PIE, anon_worker at 0x402e10
+	def, _, code := runSymbolize(t, "", "--binary", bin, "0x402e10")
+	require.Equal(t, exitOK, code)
+	exact, _, _ := runSymbolize(t, "", "--binary", bin, "--exact", "0x402e10")
+	assert.Equal(t, exact, def)
+	assert.Contains(t, def, "starrocks::(anonymous namespace)::anon_worker(int)\n")
+	ret, _, _ := runSymbolize(t, "", "0x402e10", "--binary", bin, "--return-addresses")
+	assert.NotEqual(t, def, ret, "pc-1 is the end of the previous function")
+
+	out, errs, code := runSymbolize(t, "", "--binary", bin, "deadbeef0")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "??\n??:0\n", out)
+	assert.Contains(t, errs, "deadbeef0: ?? because no symbol and no DWARF compile unit of the binary covers it")
+
+	_, errs, code = runSymbolize(t, "0x402e10\nzz\n", "--binary", bin)
+	assert.Equal(t, exitInput, code)
+	assert.Contains(t, errs, "line 2: bad address")
+}
+
+// TestClassifyBias: --bias is accepted by classify (raw PIE addresses).
+func TestClassifyBias(t *testing.T) {
+	code, _, errs := runCLI(t, "", "classify", crashTxt, "--bias", "0x5555")
+	assert.Equal(t, exitOK, code, errs)
+	code, _, _ = runCLI(t, "", "classify", crashTxt, "--bias", "zz")
+	assert.Equal(t, exitUsage, code)
+}

@@ -40,7 +40,7 @@ func TestCmdSymbolize(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	// stdin, module+offset and return-address adjustment: 0x402e21 - 1 = 0x402e20.
-	out2, _, code := runSymbolize(t, "0x402e21\nstarrocks_be+0x402e21\n\n", "--binary", bin)
+	out2, _, code := runSymbolize(t, "0x402e21\nstarrocks_be+0x402e21\n\n", "--binary", bin, "--return-addresses")
 	if code != 0 || out2 != strings.Repeat(strings.TrimSuffix(want, "??\n??:0\n"), 2) {
 		t.Errorf("stdin output (%d):\n%s", code, out2)
 	}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/crashsig/crashsig/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBatch runs over a directory of a log, a gzip log, a compressed core
+// and an executable: every crash is in the table (the core too), the
+// executable is skipped, and two runs print the same bytes.
+func TestBatch(t *testing.T) {
+	dir := t.TempDir()
+	crash, err := os.ReadFile("../../testdata/formats/f2-glog04-preamble.txt")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.out"), crash, 0o644))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(crash)
+	zw.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "old"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "old", "be.out.1.gz"), gz.Bytes(), 0o644))
+	core, err := os.ReadFile("../../testdata/core/cores/kern_fp.core.gz")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "core.41237.gz"), core, 0o644))
+	exe, err := os.ReadFile("../../testdata/core/bin/sim_fp.gz")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sim_fp.gz"), exe, 0o644))
+
+	var out, errs bytes.Buffer
+	opts := pipeline.Options{NoSystemDebugDirs: true, AssumeVersion: "3.3.9"}
+	require.Equal(t, 0, run(context.Background(), opts, []string{dir}, &out, &errs))
+	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, rows, 3, out.String()) // header, the log twice in one bucket, the core
+	assert.Contains(t, rows[0], "count")
+	assert.Contains(t, out.String(), "core.41237.gz")
+	assert.Regexp(t, `(?m)^2 .* 3\.2\.8 .*be\.out:1 `, out.String(), "the version the log prints")
+	assert.Regexp(t, `(?m)^1 .* 3\.3\.9 .*core\.41237\.gz`, out.String(), "the version assumed for the core")
+	assert.Contains(t, errs.String(), "sim_fp.gz: skipped")
+
+	var again bytes.Buffer
+	run(context.Background(), opts, []string{dir}, &again, &bytes.Buffer{})
+	assert.Equal(t, out.String(), again.String())
+}
+
+// TestSharesResultType: the table is made of pipeline.Buckets, whose
+// representative is the pipeline.Result of classify --json.
+func TestSharesResultType(t *testing.T) {
+	ft := reflect.TypeOf(table)
+	assert.Equal(t, reflect.TypeOf([]pipeline.Bucket{}), ft.In(1))
+	f, ok := reflect.TypeOf(pipeline.Bucket{}).FieldByName("Representative")
+	require.True(t, ok)
+	assert.Equal(t, reflect.TypeOf(&pipeline.Result{}), f.Type)
+}

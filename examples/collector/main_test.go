@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/crashsig/crashsig/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCollectorReportsWithinThreeSeconds appends a crash to a followed
+// be.out and stops writing, as a crashed backend does: the JSON line
+// arrives within 3 s of the crash's last line, and it is a
+// pipeline.Result (unknown keys refused), byte-identical to what the
+// pipeline gives for the same text.
+func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
+	crash, err := os.ReadFile("../../testdata/formats/f2-glog04-preamble.txt")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "be.out")
+	require.NoError(t, os.WriteFile(path, []byte("I0303 10:15:02.118230 1 a.cpp:1] started\n"), 0o644))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() { done <- run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, pw, io.Discard); pw.Close() }()
+	time.Sleep(300 * time.Millisecond) // the collector is following
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write(crash)
+	require.NoError(t, err)
+	f.Close()
+	written := time.Now()
+
+	line, err := bufio.NewReader(pr).ReadBytes('\n')
+	require.NoError(t, err)
+	elapsed := time.Since(written)
+	assert.Less(t, elapsed, 3*time.Second)
+	t.Logf("crash reported %v after its last line", elapsed.Round(time.Millisecond))
+	cancel()
+	go io.Copy(io.Discard, pr)
+	assert.Equal(t, 0, <-done)
+
+	var res pipeline.Result
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&res))
+	assert.Equal(t, "SIGSEGV", res.Signal)
+	assert.Equal(t, pipeline.SchemaVersion, res.SchemaVersion)
+	assert.Equal(t, 2, res.StartLine)
+
+	// The same text through the pipeline directly, as classify --json.
+	p, err := pipeline.New(context.Background(), pipeline.Options{NoSystemDebugDirs: true})
+	require.NoError(t, err)
+	defer p.Close()
+	for want, err := range p.Text(context.Background(), path, io.MultiReader(bytes.NewReader([]byte("I0303 10:15:02.118230 1 a.cpp:1] started\n")), bytes.NewReader(crash))) {
+		require.NoError(t, err)
+		js, _ := json.Marshal(want)
+		assert.JSONEq(t, string(js), string(line))
+		break
+	}
+}
+
+// TestCollectorOnce reads a file once without following.
+func TestCollectorOnce(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), "../../testdata/formats/f3-doris-check-then-f1.txt", false, pipeline.Options{NoSystemDebugDirs: true}, &out, io.Discard)
+	require.Equal(t, 0, code)
+	var res pipeline.Result
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+	assert.Equal(t, "check", string(res.Kind))
+}

@@ -1,0 +1,75 @@
+// Command oncall answers the on-call question for one crash — a paste on
+// stdin, a be.out, a core: what is it, is it known, what do I do? It
+// prints the answer first and the evidence after, from the same
+// pipeline.Result that `crashsig classify --json` prints.
+//
+//	pbpaste | go run ./examples/oncall --version 3.3.9 -
+//	go run ./examples/oncall --binary /opt/starrocks/be/lib/starrocks_be core.41237
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/crashsig/crashsig/pipeline"
+)
+
+func main() {
+	version := flag.String("version", "", "the version that crashed, when the crash does not print it")
+	binary := flag.String("binary", "", "the backend binary, to symbolize raw PCs and cores")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := pipeline.Options{AssumeVersion: *version}
+	if *binary != "" {
+		opts.Binaries = []string{*binary}
+	}
+	os.Exit(run(ctx, opts, flag.Args(), os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, opts pipeline.Options, paths []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(paths) == 0 {
+		paths = []string{"-"}
+	}
+	p, err := pipeline.New(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "oncall:", err)
+		return 1
+	}
+	defer p.Close()
+	n := 0
+	for res, err := range p.Run(ctx, stdin, paths...) {
+		if err != nil {
+			fmt.Fprintln(stderr, "oncall:", err)
+			continue
+		}
+		n++
+		answer(stdout, res)
+	}
+	if n == 0 {
+		fmt.Fprintln(stdout, "no crash found in the input")
+		return 3
+	}
+	return 0
+}
+
+// answer prints one incident, the answer first.
+func answer(w io.Writer, r *pipeline.Result) {
+	v := r.Classification
+	fmt.Fprintf(w, "%s (%s:%d)\n", v.Advice, r.Source, r.StartLine)
+	fmt.Fprintf(w, "  path %s %s, key %s\n", v.Path, v.Area, r.Signature.ID)
+	if d := v.Defect; d != nil {
+		fmt.Fprintf(w, "  %s: %s\n  %s\n", d.ID, d.Title, strings.Join(d.Links, " "))
+		if d.Workaround != "" {
+			fmt.Fprintf(w, "  workaround: %s\n", d.Workaround)
+		}
+	}
+	for _, e := range v.Evidence {
+		fmt.Fprintf(w, "  - %s\n", e)
+	}
+}
