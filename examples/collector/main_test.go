@@ -30,7 +30,10 @@ func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int)
-	go func() { done <- run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, pw, io.Discard); pw.Close() }()
+	go func() {
+		done <- run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, pw, io.Discard)
+		pw.Close()
+	}()
 	time.Sleep(300 * time.Millisecond) // the collector is following
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
