@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Variant crash texts for the defect tests (committed generator; deterministic).
 
-    testdata/defects/tools/variants.py LOG...     writes LOG's variant beside it
+    testdata/defects/tools/variants.py LOG...     writes each LOG's variant
     testdata/defects/tools/variants.py --check    regenerates every variant and fails on a diff
 
-For each real log `X.txt` it writes `X.variant.txt`: the same crash as another
+Run from the repository root with repo-relative paths. For each real log
+`testdata/<set>/<product>/X.txt` it writes
+`testdata/defects/<product>/variants/X.variant.txt`: the same crash as another
 tool or build would print it, so that a defect rule written against the real log
 must generalize (anchor frame + context, kind, message; never one log's
 adjacent-frame sequence):
@@ -28,14 +30,16 @@ import os, re, sys, glob
 
 GLOG = re.compile(r'^\s*@\s+(0x[0-9a-fA-F]+)\s+(.*?)\s*$')
 DORIS = re.compile(r'^\s*(\d+)#\s+(.*?)\s*$')
-GDB = re.compile(r'^#(\d+)\s+(?:(0x[0-9a-fA-F]+)\s+in\s+)?(.*?)\s*$')
+GDB = re.compile(r'^\s*#(\d+)\s+(?:(0x[0-9a-fA-F]+)\s+in\s+)?(.*?)\s*$')
 SIG_GLOG = re.compile(r'\*\*\* (SIG[A-Z]+) \(@(0x[0-9a-fA-F]+)\)')
 SIG_DORIS = re.compile(r'\*\*\* (SIG[A-Z]+) .*?\(@(0x[0-9a-fA-F]+)\)')
 SIG_GDB = re.compile(r'Program terminated with signal (SIG[A-Z]+)')
 
 HANDLER = ('FailureSignalHandler', 'chained_handler', 'JVM_handle_linux_signal', 'signalHandler',
            'google::LogMessage', 'google::(anonymous', 'DumpStackTraceToString', 'boost::stacktrace',
-           '__restore_rt', 'doris::signal::', 'PosixSignals::')
+           '__restore_rt', 'doris::signal::', 'PosixSignals::', 'DumpStackTraceAndExit', '<signal handler called>',
+           'pthread_sigmask')
+ABORT = ('raise', 'abort', '__GI_raise', '__GI_abort', '_GI_raise', 'pthread_kill', '__pthread_kill_implementation')
 ROOT = ('start_thread', 'clone', '__clone', '__GI___clone', 'supervise_thread', 'dispatch_thread',
         'execute_native_thread_routine', 'bthread_make_fcontext', 'bthread::TaskGroup', '(unknown)', '??')
 PLUMBING = ('std::', '__gnu_cxx::', '_ZNSt')
@@ -86,12 +90,14 @@ def short(name):
 def keep(name):
     if any(h in name for h in HANDLER):
         return False
+    if name.strip().split('(')[0].strip() in ABORT:
+        return False
     base = name.strip()
     if any(base == r or base.startswith(r + ' ') or base.endswith('::' + r + '()') or base.endswith('::' + r) or r in base and r in ('bthread::TaskGroup', 'bthread_make_fcontext', 'execute_native_thread_routine', 'supervise_thread', 'dispatch_thread') for r in ROOT):
         return False
     if base.startswith(PLUMBING):
         return False
-    if re.fullmatch(r'0x[0-9a-fA-F]+', base) or base == '':
+    if re.fullmatch(r'0x[0-9a-fA-F]+', base) or base == '' or base.startswith('('):
         return False
     return True
 
@@ -100,7 +106,8 @@ def variant(text, src):
     lines = text.splitlines()
     frames, pre, post = [], [], []
     fmt, sig, addr = None, None, '0x0'
-    message_dump = any('Check failure stack trace' in l or 'terminate called' in l or 'Check failed' in l for l in lines)
+    message_dump = any('Check failure stack trace' in l or 'terminate called' in l or 'Check failed' in l
+                       or 'Sanitizer' in l or 'runtime error:' in l for l in lines)
     for l in lines:
         m = SIG_GLOG.search(l) or SIG_DORIS.search(l)
         if m and not sig:
@@ -122,10 +129,20 @@ def variant(text, src):
             pre.append(l)
         else:
             post.append(l)
+    # frames printed before the signal handler (glog's own __pthread_once_slow) are noise
+    hs = [i for i, f in enumerate(frames[:8]) if any(h in f for h in HANDLER)]
+    if hs:
+        frames = frames[hs[-1] + 1:]
+    # a paste cut right after the handler still names the crash function on its PC line
+    pc = next((re.sub(r'^PC: @\s+0x[0-9a-fA-F]+\s+', '', l).strip() for l in pre if l.startswith('PC: @')), '')
     kept = [f for f in frames if keep(f)][:18]
+    if pc and keep(pc) and not any(short(pc) == short(f) for f in kept):
+        kept.insert(0, pc)
+    if not sig and any(f.strip().split('(')[0].strip() in ABORT for f in frames):
+        sig = 'SIGABRT'
     if not kept:
         raise SystemExit('%s: no frames kept' % src)
-    out = ['[crashsig generated variant of %s: other print format, frames elided; not a real log]' % os.path.basename(src)]
+    out = ['[crashsig generated variant of %s: other print format, frames elided; not a real log]' % src]
     sig = sig or 'SIGSEGV'
     keep_pre = [l for l in pre if not (SIG_GLOG.search(l) or SIG_DORIS.search(l) or SIG_GDB.search(l)
                                        or l.startswith('PC: @') or 'Aborted at' in l or l.startswith('(gdb)')
@@ -144,7 +161,9 @@ def variant(text, src):
         out += post
     elif fmt == 'glog':
         out += keep_pre
-        out.append('Program terminated with signal %s, Segmentation fault.' % sig if sig == 'SIGSEGV' else 'Program terminated with signal %s.' % sig)
+        desc = {'SIGSEGV': 'Segmentation fault', 'SIGFPE': 'Arithmetic exception', 'SIGABRT': 'Aborted',
+                'SIGBUS': 'Bus error', 'SIGILL': 'Illegal instruction'}.get(sig, 'Killed')
+        out.append('Program terminated with signal %s, %s.' % (sig, desc))
         out.append('(gdb) bt')
         for i, f in enumerate(kept):
             name = f if f.endswith(')') else f + '()'
@@ -161,17 +180,32 @@ def variant(text, src):
     return '\n'.join(out) + '\n'
 
 
+PRODUCTS = ('doris', 'starrocks')
+HEADER = re.compile(r'^\[crashsig generated variant of (\S+):')
+
+
 def target(path):
-    base, ext = os.path.splitext(path)
-    return base + '.variant' + ext
+    parts = path.replace(os.sep, '/').split('/')
+    product = next((p for p in parts if p in PRODUCTS), 'other')
+    name = os.path.basename(path)
+    for ext in ('.txt.gz', '.txt', '.log'):
+        if name.endswith(ext):
+            name = name[:-len(ext)]
+            break
+    return os.path.join('testdata', 'defects', product, 'variants', name + '.variant.txt')
 
 
 def main(argv):
     if argv and argv[0] == '--check':
-        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
         bad = 0
-        for v in sorted(glob.glob(os.path.join(root, '*', '*.variant.txt'))):
-            src = v.replace('.variant.txt', '.txt')
+        for v in sorted(glob.glob(os.path.join('testdata', 'defects', '*', 'variants', '*.variant.txt'))):
+            first = open(v, encoding='utf-8').readline()
+            m = HEADER.match(first)
+            if not m:
+                print('no header:', v)
+                bad += 1
+                continue
+            src = m.group(1)
             want = variant(open(src, encoding='utf-8', errors='replace').read(), src)
             if open(v, encoding='utf-8').read() != want:
                 print('stale:', v)
@@ -180,8 +214,11 @@ def main(argv):
     for p in argv:
         with open(p, encoding='utf-8', errors='replace') as f:
             text = f.read()
-        with open(target(p), 'w', encoding='utf-8') as f:
-            f.write(variant(text, p))
+        t = target(p)
+        out = variant(text, p)
+        os.makedirs(os.path.dirname(t), exist_ok=True)
+        with open(t, 'w', encoding='utf-8') as f:
+            f.write(out)
     return 0
 
 
