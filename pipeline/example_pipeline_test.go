@@ -72,26 +72,18 @@ func ExampleBucketer() {
 	}
 	defer p.Close()
 	b := pipeline.NewBucketer()
-	for res, err := range p.Run(ctx, nil, "../testdata/corpus") {
+	for res, err := range p.Run(ctx, nil, "../testdata/formats/f1-boost-jvm-chain.txt", "../testdata/formats/damage-crlf.txt", "../testdata/formats/f6-lsan.txt") {
 		if err == nil {
 			b.Add(res)
 		}
 	}
-	for i, bk := range b.Buckets(0) {
-		if i == 3 {
-			break
-		}
-		defect := "new"
-		if bk.Defect != nil {
-			defect = bk.Defect.ID
-		}
-		fmt.Printf("%d× %s %s %s\n", bk.Count, bk.Path, bk.ID, defect)
+	for _, bk := range b.Buckets(0) {
+		fmt.Printf("%d× %s %s, %d sources, first %s\n", bk.Count, bk.Path, bk.Kind, bk.SourceCount, bk.First)
 	}
 	js, _ := json.Marshal(b.Buckets(0)[0])
 	fmt.Println(strings.Contains(string(js), `"representative":{"schema_version":1`))
 	// Output:
-	// 1× scan b2db8bb577f16e6a new
-	// 1× scan 5d9c49f099c3f9b5 DORIS-40643-parquet-dict-decoder-set-dict
-	// 1× scan d54390a935e40b28 new
+	// 2× query SIGSEGV, 2 sources, first ../testdata/formats/f1-boost-jvm-chain.txt:4
+	// 1× lifecycle LEAK, 1 sources, first ../testdata/formats/f6-lsan.txt:3
 	// true
 }

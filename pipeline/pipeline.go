@@ -133,7 +133,7 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 			return nil, err
 		}
-		b, err := symbolize.OpenBinary(path, symbolize.BinaryOptions{DebugDirs: p.debugDirs})
+		b, err := symbolize.OpenBinaryContext(ctx, path, symbolize.BinaryOptions{DebugDirs: p.debugDirs})
 		if err != nil {
 			p.Close()
 			return nil, err

@@ -20,31 +20,32 @@
 // time, holding one incident and one line (cut at ScanOptions.MaxLineBytes)
 // at a time, so memory does not grow with the input. The pipeline per line:
 //
-//  1. paste repair (lines.go): trailing CR, Markdown quotes and fences,
+//  1. paste repair: trailing CR, Markdown quotes and fences,
 //     K8s/CRI/CI clock/syslog/dmesg prefixes, the Doris console
 //     `RuntimeLogger ` prefix, HTML entities; a line holding a whole
-//     collapsed dump is split at its frame and header markers;
-//  2. an idle pre-filter (Scanner.mayStart): ordinary glog lines — most of a
-//     be.out or be.INFO — are recognized without a regular expression and
-//     skipped unless they are FATAL or the startup version banner;
-//  3. classification against the format tables, one file per family:
-//     format_boost.go (F1, Doris boost::stacktrace dumps), format_glog.go
-//     (F2 glog signal dumps with the StarRocks preamble, F3 Check
-//     failures), format_terminate.go (F4), format_jvm.go (F5 hs_err, F7
-//     jstack), format_sanitizer.go (F6), format_gdb.go (F7 gdb/pstack),
-//     format_misc.go (F0 restart markers, F8 allocator and assert
-//     messages, F9 kernel lines, the Doris stack-trace endpoint). A rule
-//     is a literal prefix (indexed by its first byte; rules for `*** `
-//     headers are also indexed without it, because Markdown eats `***`)
-//     and an optional RE2 expression. Adding a format is adding entries
-//     and a test file under testdata/formats;
-//  4. assembly (incident.go, finish.go): a small state machine per
-//     incident joins the parts that belong together — a FATAL line and the
-//     SIGABRT dump that follows, a StarRocks preamble and its dump, an ASAN
-//     report and its abort dump — tolerates foreign lines interleaved at
-//     line granularity (each section has its own gap limit), rejoins hard
-//     wraps inside tokens, checks boost frame indices, and at the end picks
-//     the crashing thread, the product and the kind.
+//     collapsed dump is split at its frame and header markers (each repair
+//     is recorded in Crash.Notes);
+//  2. an idle pre-filter: ordinary glog lines — most of a be.out or
+//     be.INFO — are recognized without a regular expression and skipped
+//     unless they are FATAL or the startup version banner;
+//  3. classification against declarative format tables, one per family:
+//     F1 Doris boost::stacktrace dumps, F2 glog signal dumps with the
+//     StarRocks preamble, F3 Check failures, F4 terminate, F5 JVM hs_err,
+//     F6 sanitizers, F7 gdb/pstack/jstack and the Doris stack-trace
+//     endpoint, F0 restart markers, F8 allocator and assert messages, F9
+//     kernel lines. A rule is a literal prefix and an optional RE2
+//     expression; `*** ` headers are also recognized without the `***`,
+//     which Markdown eats. Adding a format is adding table entries and a
+//     test file under testdata/formats (README, "Working on crashsig");
+//  4. assembly: a small state machine per incident joins the parts that
+//     belong together — a FATAL line and the SIGABRT dump that follows, a
+//     StarRocks preamble and its dump, an ASAN report and its abort dump —
+//     tolerates foreign lines interleaved at line granularity (each
+//     section has its own gap limit), rejoins hard wraps inside tokens,
+//     checks boost frame indices, and at the end picks the crashing
+//     thread, the product and the kind. A startup banner seen earlier in
+//     the same process lifetime gives the version of later incidents
+//     (Crash.VersionFromBanner).
 //
 // Live input: with ScanOptions.IdleTimeout (DefaultFollowIdleTimeout, 2 s,
 // for follow mode) the Scanner emits the open incident once the input has

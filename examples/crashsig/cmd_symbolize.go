@@ -56,7 +56,7 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if !*noSystemDebug {
 		dirs = append(dirs, pipeline.SystemDebugDirs()...)
 	}
-	b, err := symbolize.OpenBinary(*bin, symbolize.BinaryOptions{DebugFile: *debugFile, DebugDirs: dirs})
+	b, err := symbolize.OpenBinaryContext(ctx, *bin, symbolize.BinaryOptions{DebugFile: *debugFile, DebugDirs: dirs})
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return exitInput
