@@ -1,6 +1,6 @@
 module github.com/crashsig/crashsig
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/go-delve/delve v1.27.2
@@ -9,10 +9,16 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/klauspost/compress v1.20.4
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 	github.com/ulikunitz/xz v0.5.17
+	golang.org/x/net v0.59.0
 )
 
-require golang.org/x/text v0.40.0 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)

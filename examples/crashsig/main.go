@@ -33,6 +33,7 @@ func commands() []command {
 		{"symbolize", "symbolize PCs against an ELF binary or its debug file (addr2line-compatible)", cmdSymbolize},
 		{"core", "unwind and symbolize every thread of an ELF core file", cmdCore},
 		{"catalog", "lint catalog files or show the known defects (catalog lint|show)", withOutput(cmdCatalog)},
+		{"report", "write a self-contained HTML crash report: top crashers, charts, one section per bucket (-o FILE)", withOutput(cmdReport)},
 	}
 }
 

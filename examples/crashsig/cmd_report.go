@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/crashsig/crashsig/pipeline"
+	"github.com/crashsig/crashsig/report"
+)
+
+// cmdReport writes the crash report: one self-contained HTML page with the
+// top crashers, charts and a section per bucket (package report). Inputs
+// are crash logs and cores (read through the pipeline like classify) or
+// buckets JSON Lines files written by `crashsig buckets --json`, told apart
+// by their content.
+func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	outPath := fs.String("o", "-", "write the HTML page to this file (- for standard output)")
+	title := fs.String("title", "", "page title (default \"Crash report\")")
+	generated := fs.String("generated", "", "show this generation time on the page (RFC 3339, or \"now\"); without it the page holds no wall-clock time")
+	maxSections := fs.Int("max-sections", 0, "give only the N most frequent buckets a section (0: all)")
+	threshold := fs.Float64("threshold", 0.8, "list similar buckets whose frames score at least this similarity (0 disables)")
+	var pf pipelineFlags
+	pf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crashsig report [-o FILE] [--title T] [--generated TIME|now] [--max-sections N] [pipeline flags] PATH...")
+		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json)")
+		fs.PrintDefaults()
+	}
+	paths, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(paths) == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	opts := report.Options{Title: *title, MaxSections: *maxSections}
+	switch *generated {
+	case "":
+	case "now":
+		opts.Generated = time.Now()
+	default:
+		t, err := time.Parse(time.RFC3339, *generated)
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: --generated: %v\n", err)
+			return exitUsage
+		}
+		opts.Generated = t
+	}
+
+	st := runStatus{stderr: stderr}
+	var fromFiles []report.Bucket
+	var logs []string
+	var in io.Reader = stdin
+	for _, path := range paths {
+		bs, isBuckets, err := readBucketsFile(path, &in)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "crashsig: %s: %v\n", path, err)
+			st.failed = true
+		case isBuckets:
+			fromFiles = append(fromFiles, bs...)
+			for _, b := range bs {
+				st.incidents += b.Count
+			}
+		default:
+			logs = append(logs, path)
+		}
+	}
+	col := report.NewCollector()
+	if len(logs) > 0 {
+		pf.noSystemDebug = pf.noSystemDebug || len(pf.binaries) == 0
+		var prog pipeline.Progress
+		p, code, err := pf.open(ctx, stderr, &prog)
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return code
+		}
+		defer p.Close()
+		stop := startProgress(stderr, &prog)
+		for res, err := range p.Run(ctx, in, logs...) {
+			if err != nil {
+				if !st.report(ctx, err) {
+					break
+				}
+				continue
+			}
+			st.incidents++
+			col.Add(res)
+		}
+		stop()
+		if ctx.Err() != nil {
+			return exitInput
+		}
+	}
+	buckets := report.Merge(append(col.Buckets(*threshold), fromFiles...))
+
+	var w io.Writer = stdout
+	var f *os.File
+	if *outPath != "-" {
+		var err error
+		if f, err = os.Create(*outPath); err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return exitInput
+		}
+		w = f
+	}
+	err := report.Render(ctx, w, buckets, opts)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: writing the report: %v\n", err)
+		return exitInput
+	}
+	if *outPath != "-" {
+		fmt.Fprintf(stderr, "crashsig: %d crashes in %d buckets: wrote %s\n", st.incidents, len(buckets), *outPath)
+	}
+	return st.code()
+}
+
+// readBucketsFile reads path as a buckets JSON Lines file when its content
+// is one; isBuckets is false (and nothing consumed) otherwise. For "-" the
+// standard input is peeked at and *stdin replaced by a reader that still
+// holds what was peeked.
+func readBucketsFile(path string, stdin *io.Reader) (bs []report.Bucket, isBuckets bool, err error) {
+	if path == "-" {
+		if *stdin == nil {
+			return nil, false, nil
+		}
+		br := bufio.NewReaderSize(*stdin, 64<<10)
+		*stdin = br
+		head, _ := br.Peek(4096)
+		if !report.LooksLikeBuckets(head) {
+			return nil, false, nil
+		}
+		bs, err = report.ReadBuckets(br)
+		return bs, true, err
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, false, nil // the pipeline names the error or walks the directory
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if !report.LooksLikeBuckets(head[:n]) {
+		return nil, false, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, true, err
+	}
+	bs, err = report.ReadBuckets(f)
+	return bs, true, err
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+// Options configure a page. The zero value renders every bucket with the
+// title "Crash report" and no generation time.
+type Options struct {
+	// Title is the page title.
+	Title string
+	// Generated, when set, is shown as the time the page was made. Left
+	// zero, the page holds no wall-clock time and the same buckets give
+	// the same bytes.
+	Generated time.Time
+	// MaxSections, when positive, bounds the per-bucket sections to the
+	// top MaxSections buckets; the table still lists every bucket and the
+	// page says how many sections were left out.
+	MaxSections int
+}
+
+var (
+	//go:embed page.html.tmpl
+	pageSrc string
+	//go:embed style.css
+	styleSrc string
+	//go:embed script.js
+	scriptSrc string
+)
+
+// pageTmpl is parsed once; html/template escapes every value by context.
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	// css and js return the embedded style sheet and script: constants of
+	// this package, never input.
+	"css":    func() template.CSS { return template.CSS(styleSrc) },
+	"js":     func() template.JS { return template.JS(scriptSrc) },
+	"join":   strings.Join,
+	"plural": plural,
+}).Parse(pageSrc))
+
+// ctxWriter stops the page once ctx is done.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// Render writes the page for buckets to w. Buckets come from
+// Collector.Buckets or ReadBuckets (Merge them when they may overlap); the
+// page ranks them itself. It returns ctx's error when ctx ends first, or
+// the writer's error.
+func Render(ctx context.Context, w io.Writer, buckets []Bucket, opts Options) error {
+	p, err := build(ctx, buckets, opts)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: w}, 64<<10)
+	if err := pageTmpl.Execute(bw, p); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
