@@ -335,10 +335,10 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	if th != nil {
 		frames = make([]frameView, len(th.Frames))
 		maps := symbolize.KernelMappings(c)
-		inl := physicalMask(th.Frames)
+		anyPC := anyTextPC(th.Frames)
 		for i := range th.Frames {
 			frames[i] = g.view(&th.Frames[i], c.Product, maps)
-			frames[i].inlined = inl[i]
+			frames[i].inlined = inlinedAt(th.Frames, i, anyPC)
 		}
 		if th.Truncated {
 			s.Attributes = append(s.Attributes, "stack-truncated")
@@ -748,27 +748,34 @@ func nullFault(c *symbolize.Crash) bool {
 // pastes) has no grouping to read: its frames are taken as physical.
 func physicalMask(fs []symbolize.Frame) []bool {
 	inl := make([]bool, len(fs))
-	anyPC := false
+	anyPC := anyTextPC(fs)
 	for i := range fs {
-		if fs[i].PC != 0 && !fs[i].Symbolized {
-			anyPC = true
-			break
-		}
-	}
-	for i := range fs {
-		if !anyPC && !fs[i].Symbolized {
-			inl[i] = fs[i].Inlined && fs[i].PC != 0
-			continue
-		}
-		f := &fs[i]
-		continues := i+1 < len(fs) && (gdbLike(&fs[i+1]) || sameTextPC(fs, i))
-		if f.Symbolized || f.Java || !continues && !gdbLike(f) {
-			inl[i] = f.Inlined
-			continue
-		}
-		inl[i] = continues
+		inl[i] = inlinedAt(fs, i, anyPC)
 	}
 	return inl
+}
+
+// anyTextPC reports a parsed (not symbolized) frame printing an address.
+func anyTextPC(fs []symbolize.Frame) bool {
+	for i := range fs {
+		if fs[i].PC != 0 && !fs[i].Symbolized {
+			return true
+		}
+	}
+	return false
+}
+
+// inlinedAt is physicalMask's answer for frame i (anyPC: anyTextPC(fs)).
+func inlinedAt(fs []symbolize.Frame, i int, anyPC bool) bool {
+	f := &fs[i]
+	if !anyPC && !f.Symbolized {
+		return f.Inlined && f.PC != 0
+	}
+	continues := i+1 < len(fs) && (gdbLike(&fs[i+1]) || sameTextPC(fs, i))
+	if f.Symbolized || f.Java || !continues && !gdbLike(f) {
+		return f.Inlined
+	}
+	return continues
 }
 
 // gdbLike: a parsed frame that printed no address and that the scanner
