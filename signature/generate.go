@@ -755,10 +755,11 @@ func physicalMask(fs []symbolize.Frame) []bool {
 	return inl
 }
 
-// anyTextPC reports a parsed (not symbolized) frame printing an address.
+// anyTextPC reports a parsed (not symbolized) frame printing an address
+// or a module offset.
 func anyTextPC(fs []symbolize.Frame) bool {
 	for i := range fs {
-		if fs[i].PC != 0 && !fs[i].Symbolized {
+		if (fs[i].PC != 0 || fs[i].HasOffset) && !fs[i].Symbolized {
 			return true
 		}
 	}
@@ -784,15 +785,19 @@ func gdbLike(f *symbolize.Frame) bool {
 	return f.Inlined && f.PC == 0 && !f.HasOffset && !f.Symbolized && !f.Java
 }
 
-// sameTextPC: parsed frames i and i+1 print the same non-zero address
-// under different names (gdb's location-and-address form of an inline
-// group; recursion repeats the name and is collapsed later anyway).
+// sameTextPC: parsed frames i and i+1 print the same non-zero address (or
+// module offset) under different names: gdb's location-and-address form
+// of an inline group, and sanitizers, which print every frame of an
+// inline chain with its physical frame's address. Recursion repeats the
+// name and is collapsed later anyway.
 func sameTextPC(fs []symbolize.Frame, i int) bool {
 	if i+1 >= len(fs) {
 		return false
 	}
 	a, b := &fs[i], &fs[i+1]
-	return a.PC != 0 && a.PC == b.PC && !a.Symbolized && !b.Symbolized && !a.Java && !b.Java &&
+	same := a.PC != 0 && a.PC == b.PC ||
+		a.PC == 0 && b.PC == 0 && a.HasOffset && b.HasOffset && a.Offset != 0 && a.Offset == b.Offset && a.Module == b.Module // TSAN prints offsets only
+	return same && !a.Symbolized && !b.Symbolized && !a.Java && !b.Java &&
 		a.Name() != b.Name() && a.Function != "<signal handler called>" && b.Function != "<signal handler called>"
 }
 

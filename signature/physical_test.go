@@ -37,6 +37,15 @@ func TestPhysicalMaskGDB(t *testing.T) {
 		bare[i].Inlined = i > 0
 	}
 	assert.Equal(t, []bool{false, false, false, false, false}, physicalMask(bare))
+	// Sanitizers print an inline chain with one address (ASAN) or one
+	// module offset (TSAN) on every frame.
+	asan := []symbolize.Frame{{PC: 5, Function: "std::unique_ptr::get"}, {PC: 5, Function: "doris::Segment::~Segment"}, {PC: 9, Function: "doris::f"}}
+	assert.Equal(t, []bool{true, false, false}, physicalMask(asan))
+	tsan := []symbolize.Frame{
+		{Function: "doris::Foo::get", Module: "doris_be", Offset: 0x10, HasOffset: true},
+		{Function: "doris::Foo::set", Module: "doris_be", Offset: 0x10, HasOffset: true},
+		{Function: "doris::g", Module: "doris_be", Offset: 0x20, HasOffset: true}}
+	assert.Equal(t, []bool{true, false, false}, physicalMask(tsan))
 	// Symbolized frames keep their flag.
 	sym := []symbolize.Frame{{PC: 1, Function: "a", Inlined: true, Symbolized: true}, {PC: 1, Function: "b", Symbolized: true}}
 	assert.Equal(t, []bool{true, false}, physicalMask(sym))
