@@ -69,7 +69,7 @@ func fleet(n, nb int, yield func(*pipeline.Result)) {
 		sig := &signature.Signature{Algorithm: signature.Algorithm, Kind: "SIGSEGV", Frames: frames[:5], Key: key, ID: fmt.Sprintf("%016x", b*2654435761),
 			Trace: []string{"frame 0 skipped: signal handler", "frame 1 skipped: abort path", "frame 2 kept", "frame 3 kept", "frame 4 kept", "frame 5 kept", "frame 6 kept", "5 frames: stop"}}
 		verdict := &catalog.Verdict{Path: path, Area: "area-" + fmt.Sprint(b%11), Defect: defect, Status: status, Advice: advice,
-			Evidence: []string{"path rule " + string(path) + "-generated matched frame 2", "version 3.3.5 from the crash", "defect window 10"},
+			Evidence:        []string{"path rule " + string(path) + "-generated matched frame 2", "version 3.3.5 from the crash", "defect window 10"},
 			CatalogRevision: "bench", SignatureAlgorithm: signature.Algorithm}
 		// One thread per bucket, shared by its crashes (the Collector keeps
 		// only the representative's).
