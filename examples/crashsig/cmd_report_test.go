@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReportCommand is the README's command on the bundled data: a page
+// under 2 MB, the same bytes twice, and the same page from the buckets
+// JSON Lines of the same inputs (detected by content, from a file and
+// from stdin).
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	inputs := []string{"../../testdata/corpus", "../../testdata/formats", "../../testdata/core"}
+	code, _, stderr := runCLI(t, "", append([]string{"report", "-o", out}, inputs...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "wrote "+out)
+	page, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Less(t, len(page), 2<<20, "the bundled data's page is under 2 MB")
+	assert.True(t, bytes.HasPrefix(page, []byte("<!DOCTYPE html>")))
+	assert.NotContains(t, string(page), "generated ", "no wall-clock time unless asked")
+
+	code, again, stderr := runCLI(t, "", append([]string{"report"}, inputs...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, string(page), again, "same input, same bytes (stdout this time)")
+
+	// Buckets JSON Lines: every kind (--all), as the report counts.
+	code, lines, stderr := runCLI(t, "", append([]string{"buckets", "--json", "--all"}, inputs...)...)
+	require.Equal(t, exitOK, code, stderr)
+	bfile := filepath.Join(dir, "buckets.jsonl")
+	require.NoError(t, os.WriteFile(bfile, []byte(lines), 0o644))
+	code, fromFile, stderr := runCLI(t, "", "report", bfile)
+	require.Equal(t, exitOK, code, stderr)
+	code, fromStdin, stderr := runCLI(t, lines, "report", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fromFile, fromStdin)
+	// Same buckets, same ranking; the file lacks per-day counts and
+	// locations, so the pages differ there only.
+	rows := func(p string) string {
+		i, j := strings.Index(p, "<tbody>"), strings.Index(p, "</tbody>")
+		require.True(t, i > 0 && j > i)
+		var ids []string
+		for _, l := range strings.Split(p[i:j], "\n") {
+			if k := strings.Index(l, "<code>"); k >= 0 && strings.Contains(l, `class="key"`) {
+				ids = append(ids, l[k:k+30])
+			}
+		}
+		return strings.Join(ids, "\n")
+	}
+	assert.Equal(t, rows(string(page)), rows(fromFile))
+
+	code, withTime, _ := runCLI(t, "", "report", "--generated", "2026-11-30T12:00:00Z", "--title", "Week 48", bfile)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, withTime, "generated 2026-11-30T12:00:00Z")
+	assert.Contains(t, withTime, "<title>Week 48</title>")
+}
+
+func TestReportCommandErrors(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "report")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "usage: crashsig report")
+	code, _, _ = runCLI(t, "", "report", "--generated", "yesterday", "x")
+	assert.Equal(t, exitUsage, code)
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"schema_version":1,"key":"k","count":1,"path":"scan","statuses":{}}`+"\n{broken\n"), 0o644))
+	code, _, stderr = runCLI(t, "", "report", "-o", filepath.Join(dir, "r.html"), bad)
+	assert.Equal(t, exitInput, code)
+	assert.Contains(t, stderr, "line 2")
+
+	code, _, stderr = runCLI(t, "", "report", "-o", filepath.Join(dir, "no", "such", "dir.html"), "../../testdata/formats")
+	assert.Equal(t, exitInput, code, stderr)
+	code, _, _ = runCLI(t, "", "report", "-o", filepath.Join(dir, "r.html"), filepath.Join(dir, "missing.log"))
+	assert.Equal(t, exitInput, code)
+}
