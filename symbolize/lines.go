@@ -353,7 +353,7 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 // as the previous line (number no; idle when no incident saw it).
 func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
 	if l.hasPrev && l.prevNo == no-1 {
-		if e := learnPrefix(l.prev, t); e > 0 && !sameShape(l.prev, t) {
+		if e := learnPrefix(l.prev, t); e > 0 {
 			l.shape = string(t[:e])
 			return e
 		}
@@ -420,12 +420,20 @@ const timestampChars = "0123456789 -:.,/+TZ[]"
 // including its last separator, or 0. Digit runs compare equal to any
 // digit run. The prefix stops early where a glog line or a prefix of a
 // known family (which normalizeLine removes) begins: those are content.
+// Two lines equal but for their digits (a retried allocation, a log loop)
+// teach no prefix. It runs on every unrecognized idle line, so it is one
+// pass without allocation.
 func learnPrefix(a, b []byte) int {
-	i, j, end, digits := 0, 0, 0, 0
+	var ends [8]int
+	n, last := 0, 0
+	i, j, digits := 0, 0, 0
 	ts, nonBlank := true, false
 	for i < len(a) && j < len(b) && j < maxPrefixBytes {
 		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
+		if ca != cb || isDigit(cb) {
+			if !isDigit(ca) || !isDigit(cb) {
+				break
+			}
 			for i < len(a) && isDigit(a[i]) {
 				i++
 			}
@@ -436,31 +444,31 @@ func learnPrefix(a, b []byte) int {
 			nonBlank = true
 			continue
 		}
-		if ca != cb {
-			break
-		}
 		e := 0
-		switch {
-		case !nonBlank && j > 0:
-		case !nonBlank:
-			// A bare separator as the whole prefix: `| `, `: `.
-			if (cb == ':' || cb == '|' || cb == ']') && j+1 < len(b) && b[j+1] == ' ' && i+1 < len(a) && a[i+1] == ' ' {
+		switch cb {
+		case ':', '|', ']', '>':
+			// `: `, `| `, `] `, `> `; alone at the start (a bare `| `
+			// prefix) except `> `, which is Markdown's.
+			if j+1 < len(b) && b[j+1] == ' ' && i+1 < len(a) && a[i+1] == ' ' && (nonBlank || j == 0 && cb != '>') {
 				e = j + 2
 			}
-		case cb == '\t':
-			e = j + 1
-		case (cb == ':' || cb == '|' || cb == ']' || cb == '>') && j+1 < len(b) && b[j+1] == ' ' && i+1 < len(a) && a[i+1] == ' ':
-			e = j + 2
-		case cb == ' ' && ts && digits >= 4:
-			e = j + 1
+		case '\t':
+			if nonBlank {
+				e = j + 1
+			}
+		case ' ':
+			if ts && digits >= 4 {
+				e = j + 1
+			}
 		}
 		if e > 0 {
-			if contentStarts(b[e:]) {
-				return e
+			if n < len(ends) {
+				ends[n] = e
+				n++
 			}
-			end = e
+			last = e
 		}
-		if ts && strings.IndexByte(timestampChars, cb) < 0 {
+		if !timestampChar[cb] {
 			ts = false
 		}
 		if cb != ' ' && cb != '\t' {
@@ -469,8 +477,24 @@ func learnPrefix(a, b []byte) int {
 		i++
 		j++
 	}
-	return end
+	if last == 0 || i == len(a) && j == len(b) {
+		return 0
+	}
+	for _, e := range ends[:n] {
+		if contentStarts(b[e:]) {
+			return e
+		}
+	}
+	return last
 }
+
+// timestampChar marks the characters of a timestamp-like prefix.
+var timestampChar = func() (t [256]bool) {
+	for i := 0; i < len(timestampChars); i++ {
+		t[timestampChars[i]] = true
+	}
+	return t
+}()
 
 // contentStarts reports whether b begins with a glog line or with a prefix
 // normalizeLine knows: a learned prefix ends before either.
@@ -488,10 +512,4 @@ func contentStarts(b []byte) bool {
 	v := unsafe.String(&b[0], len(b))
 	r, _ := allRules.match(v, v, false)
 	return r != nil
-}
-
-// sameShape reports whether two lines are equal but for their digit runs:
-// a line repeated (a retried allocation, a log loop) teaches no prefix.
-func sameShape(a, b []byte) bool {
-	return len(a) > 0 && len(b) > 0 && matchPrefix(b, string(a)) == len(b) && matchPrefix(a, string(b)) == len(a)
 }

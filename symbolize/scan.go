@@ -345,7 +345,20 @@ func (p *parser) physical(b []byte, truncated bool) {
 		var rl2 bool
 		text, rl2, _ = normalizeLine(text)
 		rl, prefixed = rl || rl2, true
-	} else if len(text) > 0 {
+	}
+	idle := p.cur == nil && !truncated
+	if idle {
+		// Idle fast path: look at the line through a temporary view and
+		// copy it only when it may start an incident.
+		if len(text) == 0 {
+			return
+		}
+		if !stripped && !p.mayStart(unsafe.String(&text[0], len(text))) {
+			p.pfx.hasPrev = false
+			return
+		}
+	}
+	if !stripped && len(text) > 0 {
 		// A dump header after other text: that text is a prefix, whatever
 		// its length.
 		view := unsafe.String(&text[0], len(text))
@@ -358,12 +371,7 @@ func (p *parser) physical(b []byte, truncated bool) {
 			}
 		}
 	}
-	if p.cur == nil && !truncated {
-		// Idle fast path: look at the line through a temporary view and
-		// copy it only when it may start an incident.
-		if len(text) == 0 {
-			return
-		}
+	if idle && p.cur == nil {
 		view := unsafe.String(&text[0], len(text))
 		if !p.mayStart(view) {
 			p.pfx.hasPrev = false
