@@ -30,6 +30,11 @@ func TestPhysicalMaskGDB(t *testing.T) {
 	same[1].PC, same[1].Inlined = same[0].PC, false
 	same[2].PC, same[2].Inlined = same[0].PC, false
 	assert.Equal(t, []bool{true, true, false, false, false}, physicalMask(same))
+	// Frame #0 printed without an address (its PC starts a line) and
+	// marked inlined like the other address-less frames: it is the
+	// physical frame when #1 prints an address.
+	first := []symbolize.Frame{{Index: 0, Function: "f", Inlined: true}, {Index: 1, PC: 0x10, Function: "g"}}
+	assert.Equal(t, []bool{false, false}, physicalMask(first))
 	// No address anywhere (abbreviated paste): no grouping to read.
 	bare := gdbInlineFrames()
 	for i := range bare {
