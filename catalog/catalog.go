@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed data/*.yaml
@@ -34,6 +35,8 @@ type Catalog struct {
 	byKey    map[string][]int32
 	loose    []int32 // alternatives found neither by glob nor key (message/kind only)
 	threaded []int32 // alternatives with thread-dump evidence
+	use      []uint8 // per glob id: the evidence sources it is used in
+	views    sync.Pool
 }
 
 type compiledRule struct {
@@ -345,6 +348,7 @@ func compile(revision string, sources []Source, rules []PathRule, defects []Defe
 		}
 	}
 	c.ix = buildGlobIndex(globs)
+	c.computeUse()
 	return c
 }
 

@@ -179,6 +179,7 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 	}
 	v := Verdict{CatalogRevision: c.revision, SignatureAlgorithm: sig.Algorithm, Status: StatusNoKnownDefect}
 	sv := c.view(crash, frames, sig)
+	defer c.releaseView(sv)
 	if !pathByKind(&v, crash) {
 		c.decidePath(&v, crash, sv)
 	}

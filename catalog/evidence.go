@@ -269,33 +269,7 @@ func readMangledChain(s string) string {
 	return strings.Join(parts, "::")
 }
 
-// sourcePath returns the frame's source path: File when the input or the
-// symbolizer gave one, else a path printed in the frame line's tail
-// (` at /root/doris/be/src/olap/x.cpp:83`, `(/path/x.cpp:83)`).
-func sourcePath(f *symbolize.Frame) string {
-	if f.File != "" {
-		return f.File
-	}
-	raw := f.Raw
-	if raw == "" {
-		return ""
-	}
-	i := strings.Index(raw, " at /")
-	if i < 0 {
-		i = strings.Index(raw, " at ./")
-	}
-	if i < 0 {
-		return ""
-	}
-	p := raw[i+4:]
-	if j := strings.IndexAny(p, " \t)"); j >= 0 {
-		p = p[:j]
-	}
-	if j := strings.IndexByte(p, ':'); j >= 0 {
-		p = p[:j]
-	}
-	if !strings.Contains(p, "/") || !strings.Contains(p, ".") {
-		return ""
-	}
-	return p
-}
+// sourcePath returns the frame's source path (Frame.File: the parser fills
+// it from a path printed in the frame line's tail, ` at
+// /root/doris/be/src/olap/x.cpp:83`, and the symbolizer from DWARF).
+func sourcePath(f *symbolize.Frame) string { return f.File }

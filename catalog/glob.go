@@ -17,6 +17,8 @@ type glob struct {
 	// literal is the longest run of the glob without a wildcard; every name
 	// the glob matches contains it, which is what the index looks for.
 	literal string
+	// universal is set for "*": it matches everything.
+	universal bool
 }
 
 func compileGlob(s string) (glob, error) {
@@ -35,19 +37,37 @@ func compileGlob(s string) (glob, error) {
 		// harmless but a sign of a regex-minded author; "*" already spans "::"
 		return glob{}, fmt.Errorf("glob %q: \"**\" is redundant, \"*\" already matches any run including \"::\"", s)
 	}
-	g := glob{text: s, segs: strings.Split(s, "*")}
-	for _, seg := range g.segs {
+	g := glob{text: s, segs: strings.Split(s, "*"), universal: strings.Trim(s, "*") == ""}
+	best := -1 << 30
+	for i, seg := range g.segs {
 		for _, lit := range strings.Split(seg, "?") {
-			if len(lit) > len(g.literal) {
-				g.literal = lit
+			if sc := literalScore(lit, i == 0 && len(g.segs) > 1); sc > best {
+				best, g.literal = sc, lit
 			}
 		}
 	}
 	return g, nil
 }
 
+// literalScore ranks a glob's wildcard-free runs for the index: the longest
+// wins, except that a leading namespace prefix (`starrocks::` of
+// `starrocks::*Iterator::*`) counts less, since nearly every frame of a
+// product contains it and the glob would be matched in full on all of them.
+func literalScore(lit string, leading bool) int {
+	if lit == "" {
+		return -100
+	}
+	if leading && strings.HasSuffix(lit, "::") && !strings.ContainsAny(lit, "<>()") {
+		return len(lit) - 8
+	}
+	return len(lit)
+}
+
 // match reports whether name matches the whole glob.
 func (g *glob) match(name string) bool {
+	if g.universal {
+		return true
+	}
 	segs := g.segs
 	if len(segs) == 1 {
 		return len(name) == len(segs[0]) && segMatchAt(name, 0, segs[0])

@@ -20,15 +20,105 @@ type stackView struct {
 	// start is the first frame after the crash mechanism (signal handler,
 	// abort, glog): path evidence is taken from there on.
 	start int
+	texts []string
+	state []uint8
+	buf   []int32
+	types []string
+	mods  []modHits
+}
+
+type modHits struct {
+	module string
+	hits   []int32
+}
+
+// Glob use bits: in which evidence sources a glob is looked for.
+const (
+	useName uint8 = 1 << iota
+	useType
+	useFile
+	useModule
+)
+
+// computeUse records, per glob, the evidence sources it is used in.
+func (c *Catalog) computeUse() {
+	c.use = make([]uint8, len(c.owners))
+	set := func(ids []int32, b uint8) {
+		for _, id := range ids {
+			c.use[id] |= b
+		}
+	}
+	for i := range c.crules {
+		cr := &c.crules[i]
+		set(cr.frames, useName|useType)
+		set(cr.callers, useName|useType)
+		set(cr.notCallers, useName|useType)
+		set(cr.types, useType)
+		set(cr.files, useFile)
+		set(cr.modules, useModule)
+	}
+	for i := range c.calts {
+		ca := &c.calts[i]
+		set(ca.frames, useName)
+		set(ca.callers, useName)
+		set(ca.near, useName)
+		if ca.anchor >= 0 {
+			c.use[ca.anchor] |= useName
+		}
+	}
+}
+
+// addHits appends the hits of the globs that matched s, keeping those
+// used for source src.
+func (c *Catalog) addHits(v *stackView, globs []int32, frame int, src evidenceSource, text string) {
+	var bit uint8
+	switch src {
+	case srcName, srcOwner:
+		bit = useName
+	case srcType:
+		bit = useType
+	case srcFile:
+		bit = useFile
+	default:
+		bit = useModule
+	}
+	ti := int32(-1)
+	for _, g := range globs {
+		if c.use[g]&bit == 0 {
+			continue
+		}
+		if text != "" && ti < 0 {
+			ti = int32(len(v.texts))
+			v.texts = append(v.texts, text)
+		}
+		v.hits = append(v.hits, hit{glob: g, frame: int32(frame), src: src, text: ti})
+	}
+}
+
+// hitText is the string a hit matched (the frame name for name hits).
+func (s *stackView) hitText(h hit) string {
+	if h.text >= 0 && int(h.text) < len(s.texts) {
+		return s.texts[h.text]
+	}
+	return s.frames[h.frame]
+}
+
+// releaseView gives a view's buffers back for reuse.
+func (c *Catalog) releaseView(v *stackView) {
+	if v == nil {
+		return
+	}
+	*v = stackView{hits: v.hits[:0], texts: v.texts[:0], state: v.state, buf: v.buf[:0], types: v.types[:0], mods: v.mods[:0]}
+	c.views.Put(v)
 }
 
 type hit struct {
 	glob  int32
 	frame int32
-	src   evidenceSource
-	// text is the string the glob matched when it is not the frame name
-	// (the owner, type, source path or module), for the evidence line.
-	text string
+	// text indexes stackView.texts: the string the glob matched when it is
+	// not the frame name (the owner, type, source path or module).
+	text int32
+	src  evidenceSource
 }
 
 // has returns the first frame in [from, to) whose name glob g matched, or -1.
@@ -56,7 +146,11 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	if len(frames) > maxStack {
 		frames = frames[:maxStack]
 	}
-	v := &stackView{frames: frames}
+	v, _ := c.views.Get().(*stackView)
+	if v == nil {
+		v = &stackView{}
+	}
+	v.frames = frames
 	var th []symbolize.Frame
 	if crash != nil {
 		if t := crashingThread(crash); t != nil {
@@ -66,15 +160,9 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 			}
 		}
 	}
-	var buf []int32
-	var types []string
+	buf, types, mods := v.buf, v.types, v.mods
 	sc := c.ix.scratchFor()
 	defer c.ix.release(sc)
-	type modHits struct {
-		module string
-		hits   []int32
-	}
-	var mods []modHits
 	// Source paths and modules count only from the crash frame on: the
 	// signal handler chain above it (the JVM's handler in libjvm.so, the
 	// BE's signal_handler.h) says nothing about the work.
@@ -83,14 +171,10 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	for i, name := range frames {
 		if name != "" {
 			buf = c.ix.matches(buf[:0], name, sc)
-			for _, g := range buf {
-				v.hits = append(v.hits, hit{glob: g, frame: int32(i)})
-			}
+			c.addHits(v, buf, i, srcName, "")
 			if owner := lambdaOwner(name); owner != "" {
 				buf = c.ix.matches(buf[:0], owner, sc)
-				for _, g := range buf {
-					v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcOwner, text: owner})
-				}
+				c.addHits(v, buf, i, srcOwner, owner)
 			}
 		}
 		if th == nil {
@@ -102,20 +186,16 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 			for _, t := range types {
 				v.nTypes++
 				buf = c.ix.matches(buf[:0], t, sc)
-				for _, g := range buf {
-					v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcType, text: t})
-				}
+				c.addHits(v, buf, i, srcType, t)
 			}
 		}
 		if i < start {
 			continue
 		}
-		if p := sourcePath(f); p != "" {
+		if p := sourcePath(f); p != "" && !toolchainPath(p) {
 			v.nFiles++
 			buf = c.ix.matches(buf[:0], p, sc)
-			for _, g := range buf {
-				v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcFile, text: p})
-			}
+			c.addHits(v, buf, i, srcFile, p)
 		}
 		if m := f.Module; m != "" {
 			v.nModules++
@@ -127,14 +207,18 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 				}
 			}
 			if k < 0 {
-				mods = append(mods, modHits{module: m, hits: append([]int32(nil), c.ix.matches(buf[:0], m, sc)...)})
+				var prev []int32
+				if len(mods) < cap(mods) {
+					prev = mods[:len(mods)+1][len(mods)].hits[:0]
+				}
+				buf = c.ix.matches(buf[:0], m, sc)
+				mods = append(mods, modHits{module: m, hits: append(prev, buf...)})
 				k = len(mods) - 1
 			}
-			for _, g := range mods[k].hits {
-				v.hits = append(v.hits, hit{glob: g, frame: int32(i), src: srcModule, text: m})
-			}
+			c.addHits(v, mods[k].hits, i, srcModule, m)
 		}
 	}
+	v.buf, v.types, v.mods = buf, types, mods
 	// The defect window starts at the signature's crash frame (the first
 	// frame after the mechanism frames, memcpy and allocator frames
 	// included) or else its first key frame; when neither is in the stack
@@ -222,42 +306,61 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 	if len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 		return ruleHold{at: -1}
 	}
-	n := len(sv.frames)
 	for _, h := range sv.hits {
 		if int(h.frame) < sv.start {
 			continue
 		}
-		var ok bool
-		switch h.src {
-		case srcName, srcOwner:
-			ok = containsID(cr.frames, h.glob)
-		case srcType:
-			ok = containsID(cr.types, h.glob) || containsID(cr.frames, h.glob)
-		case srcFile:
-			ok = containsID(cr.files, h.glob)
-		case srcModule:
-			ok = containsID(cr.modules, h.glob)
-		}
+		ok := cr.accepts(h)
 		if !ok {
 			continue
 		}
-		at := int(h.frame)
-		for _, g := range cr.callers {
-			if sv.hasCaller(g, at+1, n) < 0 {
-				ok = false
-				break
-			}
-		}
-		for _, g := range cr.notCallers {
-			if ok && sv.hasCaller(g, at+1, n) >= 0 {
-				ok = false
-			}
-		}
-		if ok {
-			return ruleHold{at: at, h: h}
+		if c.callersHold(cr, sv, int(h.frame)) {
+			return ruleHold{at: int(h.frame), h: h}
 		}
 	}
 	return ruleHold{at: -1}
+}
+
+// accepts reports whether hit h is evidence for the rule: its glob is in
+// the rule's list for the hit's source.
+func (cr *compiledRule) accepts(h hit) bool {
+	switch h.src {
+	case srcName, srcOwner:
+		return containsID(cr.frames, h.glob)
+	case srcType:
+		return containsID(cr.types, h.glob) || containsID(cr.frames, h.glob)
+	case srcFile:
+		return containsID(cr.files, h.glob)
+	case srcModule:
+		return containsID(cr.modules, h.glob)
+	}
+	return false
+}
+
+// callersHold checks a rule's callers and not_callers below frame at.
+func (c *Catalog) callersHold(cr *compiledRule, sv *stackView, at int) bool {
+	n := len(sv.frames)
+	for _, g := range cr.callers {
+		if sv.hasCaller(g, at+1, n) < 0 {
+			return false
+		}
+	}
+	for _, g := range cr.notCallers {
+		if sv.hasCaller(g, at+1, n) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleState returns a zeroed per-rule state slice from the view's buffer.
+func (s *stackView) ruleState(n int) []uint8 {
+	if cap(s.state) < n {
+		s.state = make([]uint8, n)
+	}
+	s.state = s.state[:n]
+	clear(s.state)
+	return s.state
 }
 
 func containsID(ids []int32, id int32) bool {
@@ -296,20 +399,38 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	var bestHold ruleHold
 	bestW := 0.0
 	var others []string
-	for _, ri := range sortedUnique(c.altCandidates(sv, 0)) {
-		hold := c.ruleHolds(int(ri), sv, qbit)
-		if hold.at < 0 {
+	// One pass over the hits, innermost frame first: the first hit at which
+	// a rule holds is where it holds (what ruleHolds computes per rule).
+	state := sv.ruleState(len(c.rules))
+	for _, h := range sv.hits {
+		if int(h.frame) < sv.start {
 			continue
 		}
-		r := &c.rules[ri]
-		w := hold.h.src.weight() * c.crules[ri].weight
-		if best < 0 || better(r, hold.at, w, &c.rules[best], bestHold.at, bestW) {
-			if best >= 0 {
-				others = append(others, c.rules[best].ID)
+		for _, o := range c.owners[h.glob] {
+			if o.kind != 0 || state[o.idx] != 0 {
+				continue
 			}
-			best, bestHold, bestW = int(ri), hold, w
-		} else {
-			others = append(others, r.ID)
+			ri := int(o.idx)
+			cr := &c.crules[ri]
+			if cr.queryID != 0 && cr.queryID&qbit == 0 || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
+				state[ri] = 2 // never holds
+				continue
+			}
+			if !cr.accepts(h) || !c.callersHold(cr, sv, int(h.frame)) {
+				continue
+			}
+			state[ri] = 1
+			hold := ruleHold{at: int(h.frame), h: h}
+			r := &c.rules[ri]
+			w := h.src.weight() * cr.weight
+			if best < 0 || better(r, hold.at, w, &c.rules[best], bestHold.at, bestW) {
+				if best >= 0 {
+					others = append(others, c.rules[best].ID)
+				}
+				best, bestHold, bestW = ri, hold, w
+			} else {
+				others = append(others, r.ID)
+			}
 		}
 	}
 	if best >= 0 {
@@ -321,7 +442,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		if h.src == srcName {
 			what = fmt.Sprintf("frame #%d %s", at, sv.frames[at])
 		} else {
-			what = fmt.Sprintf("%s %s of frame #%d %s", h.src, h.text, at, sv.frames[at])
+			what = fmt.Sprintf("%s %s of frame #%d %s", h.src, sv.hitText(h), at, sv.frames[at])
 		}
 		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by rule %s (%s): %s ~ %q (weight %.2f, confidence %s); %s",
 			r.Path, r.Area, r.ID, where(r.File, r.Line), what, c.ix.globs[h.glob].text, bestW, v.PathConfidence, r.Why))
@@ -451,4 +572,12 @@ func threadMatches(globs []glob, t *symbolize.Thread) bool {
 		}
 	}
 	return false
+}
+
+// toolchainPath reports a source path of the C++ standard library, libc or
+// the toolchain (`/usr/include/c++/11/bits/std_function.h`,
+// `./nptl/pthread_mutex_lock.c`): it says nothing about the work, so it is
+// not matched against file globs.
+func toolchainPath(p string) bool {
+	return strings.Contains(p, "/include/") || strings.Contains(p, "libstdc++") || strings.HasPrefix(p, "./nptl/") || strings.HasPrefix(p, "./sysdeps/") || strings.Contains(p, "/glibc")
 }
