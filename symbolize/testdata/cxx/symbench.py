@@ -19,12 +19,17 @@ Every tool gets the addresses on stdin, in batch mode, as exact addresses
   crashsig-raw / llvm-nd: the same without demangling (raw linkage names;
              crashsig-raw prints llvm-symbolizer's format, so its output can
              be compared byte for byte with llvm-nd's)
+  crashsig-1p / crashsig-raw-1p: the same with GOMAXPROCS=1 (one core, as
+             llvm-symbolizer and addr2line use)
   addr2line  addr2line -f -i -C -e BIN
 Runs are interleaved round-robin under /usr/bin/time -v so that a shared
 machine's noise hits all tools alike; medians are printed as a markdown table:
 startup (1 PC), wall per list, steady PCs/s = 90,000/(T_100k - T_10k), the
 same from CPU time (user+sys, steadier than wall time on a shared machine),
-peak RSS.
+peak RSS. A second table gives, for each crashsig tool against its llvm
+counterpart, the median and the min–max over the rounds of the same-round
+ratios (llvm/crashsig time for startup and stacks; crashsig/llvm rate for
+steady throughput, by wall and by CPU time).
 Raw runs go to WORKDIR/crashsig-bench/runs.jsonl.
 """
 import argparse
@@ -43,6 +48,8 @@ def tools(crashsig):
     return {
         "crashsig": lambda b: [crashsig, "symbolize", "--exact", "--binary", b],
         "crashsig-raw": lambda b: [crashsig, "symbolize", "--exact", "--raw", "--style", "llvm", "--binary", b],
+        "crashsig-1p": lambda b: ["env", "GOMAXPROCS=1", crashsig, "symbolize", "--exact", "--binary", b],
+        "crashsig-raw-1p": lambda b: ["env", "GOMAXPROCS=1", crashsig, "symbolize", "--exact", "--raw", "--style", "llvm", "--binary", b],
         "llvm": lambda b: ["llvm-symbolizer", "--inlining", "--demangle", f"--obj={b}"],
         "llvm-nd": lambda b: ["llvm-symbolizer", "--inlining", "--no-demangle", f"--obj={b}"],
         "addr2line": lambda b: ["addr2line", "-f", "-i", "-C", "-e", b],
@@ -126,6 +133,37 @@ def main():
             print(f"| {t} | {v} | {f(s1)} | {f(st)} | {f(k10)} | {f(k100)} | "
                   f"{'–' if steady is None else f'{steady:,.0f}'} | {' / '.join(f(c, 2) for c in cpu)} | "
                   f"{'–' if csteady is None else f'{csteady:,.0f}'} | {f(r1, 0)} / {f(r100, 0)} |")
+    # Same-round ratios: each round ran every tool back to back, so a
+    # ratio within a round is what the machine's noise disturbs least.
+    by = {(r["tool"], r["variant"], r["input"], r["round"]): r for r in runs}
+    def rnd_ratio(ours, ref, v, metric):
+        out = []
+        for rnd in range(max(a.reps, a.reps100k)):
+            g = lambda t, i, f="wall_s": by[(t, v, i, rnd)][f] if (t, v, i, rnd) in by else None
+            if metric in ("startup", "stacks"):
+                i = "pcs_1" if metric == "startup" else "stacks"
+                x, y = g(ours, i), g(ref, i)
+                if x and y:
+                    out.append(x / y if metric == "startup" else y / x)
+            else:
+                f = "cpu_s" if metric == "steady-cpu" else "wall_s"
+                o10, o100, r10, r100 = g(ours, "pcs_10k", f), g(ours, "pcs_100k", f), g(ref, "pcs_10k", f), g(ref, "pcs_100k", f)
+                if None not in (o10, o100, r10, r100) and o100 > o10 and r100 > r10:
+                    out.append((r100 - r10) / (o100 - o10))
+        return out
+    pairs = [("crashsig", "llvm"), ("crashsig-1p", "llvm"), ("crashsig-raw", "llvm-nd"), ("crashsig-raw-1p", "llvm-nd")]
+    print()
+    print("| crashsig tool vs llvm | binary | cold start (time ratio, lower is better) | stacks (× faster) | steady wall (× llvm's rate) | steady per CPU-second (× llvm's) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for ours, ref in pairs:
+        if ours not in sel or ref not in sel:
+            continue
+        for v in variants:
+            cells = []
+            for metric in ("startup", "stacks", "steady-wall", "steady-cpu"):
+                xs = rnd_ratio(ours, ref, v, metric)
+                cells.append("–" if not xs else f"{statistics.median(xs):.2f}× ({min(xs):.2f}–{max(xs):.2f}, n={len(xs)})")
+            print(f"| {ours} vs {ref} | {v} | " + " | ".join(cells) + " |")
     return 0
 
 
