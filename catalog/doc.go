@@ -19,21 +19,27 @@
 //
 // # Paths
 //
-// Path rules match frame globs (`*` spans any run including `::`, `?` one
-// byte; anchored, case-sensitive) against the whole normalized crashing
-// stack (signature.Normalize), with callers that must and must not appear
-// deeper (towards the thread root). The highest priority wins, then the
-// rule holding at the innermost frame, then the smaller id. Weak hints only
-// break ties: a rule may say what it means when the crash carries no query
-// (`no_query`: Doris `Query id: 0-0`, StarRocks all-zero id), and
-// thread-name rules apply only when no frame rule matched.
+// Path rules hold at a frame of the crashing stack (below the crash
+// mechanism) through weighted evidence: frame globs on the normalized
+// name (`*` spans any run including `::`, `?` one byte; anchored,
+// case-sensitive) and on a lambda frame's owner, product types named in a
+// library frame's template arguments, source-path globs, module globs;
+// callers must and must not appear deeper (towards the thread root). The
+// highest priority wins (lifecycle > background roots > load roots > scan
+// > query), then the rule holding at the innermost frame, then the
+// stronger evidence, then the smaller id. Weak evidence decides only when
+// no frame rule matched: thread-name rules, then query-id rules (present,
+// zero, absent). Every Verdict carries PathConfidence; Unknown is answered
+// only when nothing holds, and its evidence says what was missing.
 //
 // # Defects and status
 //
 // A defect matches when one of its alternatives holds: kind glob, frame
 // globs in order within DefectWindow frames from the signature's crash
-// frame, callers deeper, an RE2 on the message, an exact key, or for thread
-// dumps a group of signature.Aggregate. The most specific matching
+// frame, an anchor frame with context (near within N frames, callers
+// deeper, frames of any thread), an RE2 on the message, the check
+// expression or the exception type, an exact key, or for thread dumps a
+// group of signature.Aggregate. The most specific matching
 // alternative wins. The version decides the Status: StatusAffected (upgrade
 // to the fix on the crash's branch, else the first later branch that has
 // one), StatusAffectedNoFix, StatusFixed (the version already has the fix:
