@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/pipeline"
@@ -209,4 +211,34 @@ func TestClassifyBias(t *testing.T) {
 	assert.Equal(t, exitOK, code, errs)
 	code, _, _ = runCLI(t, "", "classify", crashTxt, "--bias", "zz")
 	assert.Equal(t, exitUsage, code)
+}
+
+// slowReader gives its text after a pause, like a slow pipe.
+type slowReader struct {
+	r     *strings.Reader
+	pause time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(s.pause)
+	s.pause = 0
+	return s.r.Read(p)
+}
+
+// TestNoProgressOffTerminal: a run over a second long prints no progress
+// line when stderr is not a terminal (a pipe here); stderr stays clean
+// for scripts.
+func TestNoProgressOffTerminal(t *testing.T) {
+	crash, err := os.ReadFile(crashTxt)
+	require.NoError(t, err)
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"classify", "-"}, &slowReader{strings.NewReader(string(crash)), 1300 * time.Millisecond}, &out, pw)
+	pw.Close()
+	require.Equal(t, exitOK, code)
+	rest, err := io.ReadAll(pr)
+	require.NoError(t, err)
+	assert.Empty(t, string(rest))
 }
