@@ -165,6 +165,18 @@ func printHuman(w io.Writer, r *pipeline.Result) {
 	if c.Corrupted {
 		fmt.Fprintf(w, "  CORRUPTED: %s\n", c.CorruptedReason)
 	}
+	if s := r.Symbolization; s != nil {
+		fmt.Fprintf(w, "  symbolized: %d frames (+%d inlined)", s.Symbolized, s.Inlined)
+		if n := len(s.Unresolved); n > 0 {
+			u := s.Unresolved[0]
+			fmt.Fprintf(w, "; %d left unresolved, first frame #%d", n, u.Frame)
+			if u.PC != 0 {
+				fmt.Fprintf(w, " %s", u.PC)
+			}
+			fmt.Fprintf(w, ": %s", u.Reason)
+		}
+		fmt.Fprintln(w)
+	}
 	if ct := c.CrashingThread(); ct != nil {
 		fmt.Fprintf(w, "  crashing %s: %d frames\n", threadLabel(ct), len(ct.Frames))
 		for i, f := range ct.Frames {

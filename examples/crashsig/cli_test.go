@@ -242,3 +242,19 @@ func TestNoProgressOffTerminal(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, string(rest))
 }
+
+// TestClassifyUnresolvedSaysWhy: with --binary, raw PCs that resolve to
+// nothing are counted and the first reason is printed in text mode, not
+// dropped silently.
+func TestClassifyUnresolvedSaysWhy(t *testing.T) {
+	bin := extractTestBinary(t, "o2-nofp-dw4") // non-PIE, anon_worker at 0x402e10
+	dump := "*** Aborted at 1700000000 (unix time) try \"date -d @1700000000\" if you are using GNU date ***\n" +
+		"PC: @           0x402e21 (unknown)\n" +
+		"*** SIGSEGV (@0x0) received by PID 1 (TID 0x7f0000000700) from PID 0; stack trace: ***\n" +
+		"    @           0x402e21 (unknown)\n" +
+		"    @          0xdeadbeef0 (unknown)\n"
+	code, out, errs := runCLI(t, dump, "classify", "-", "--binary", bin, "--no-system-debug-dir")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "anon_worker(int) at /src/crashsig-cxx/backend.cpp:36")
+	assert.Regexp(t, `symbolized: 1 frames \(\+3 inlined\); 1 left unresolved, first frame #1 0xdeadbeef0: \S`, out)
+}
