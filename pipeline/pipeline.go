@@ -83,11 +83,17 @@ type Progress struct {
 	current                  atomic.Pointer[string]
 }
 
-// Inputs returns the number of inputs opened, Incidents the results
-// yielded, Bytes the (compressed) bytes read, Current the input being read.
-func (p *Progress) Inputs() int64    { return p.inputs.Load() }
+// Inputs returns the number of inputs started (skipped ones included).
+func (p *Progress) Inputs() int64 { return p.inputs.Load() }
+
+// Incidents returns the number of Results yielded.
 func (p *Progress) Incidents() int64 { return p.incidents.Load() }
-func (p *Progress) Bytes() int64     { return p.bytes.Load() }
+
+// Bytes returns the bytes read from the inputs (compressed bytes for
+// compressed inputs).
+func (p *Progress) Bytes() int64 { return p.bytes.Load() }
+
+// Current returns the name of the input being read.
 func (p *Progress) Current() string {
 	if s := p.current.Load(); s != nil {
 		return *s
@@ -307,7 +313,7 @@ func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2
 		sc := symbolize.NewScanner(r, so)
 		defer sc.Close()
 		for sc.NextContext(ctx) {
-			res, err := p.Crash(ctx, sc.Crash())
+			res, err := p.Complete(ctx, sc.Crash())
 			if err == nil {
 				p.count()
 			}
@@ -349,7 +355,7 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 		return nil, inputError(name, err)
 	}
 	cr.Source = name
-	res, err := p.Crash(ctx, cr)
+	res, err := p.Complete(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -360,11 +366,12 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 	return res, nil
 }
 
-// Crash completes one parsed incident into a Result. It changes c in
-// place: raw PCs of text crashes are symbolized (symbolize.Frames) and a
-// version given by Options is filled in. Use it when the crashes come from
-// elsewhere (symbolize.ParseAll, a Scanner of your own).
-func (p *Pipeline) Crash(ctx context.Context, c *symbolize.Crash) (*Result, error) {
+// Complete completes one parsed incident in place and returns its
+// Result, which holds c: raw PCs of text crashes are symbolized into c
+// (symbolize.Frames) and a version given by Options is filled in; then c
+// is signed, classified and its threads grouped. Use it when the crashes
+// come from elsewhere (symbolize.ParseAll, a Scanner of your own).
+func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

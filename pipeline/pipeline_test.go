@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/symbolize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -251,4 +252,32 @@ func TestConcurrentFiles(t *testing.T) {
 	for g := range got {
 		assert.Equal(t, want[g[0]], g[1], g[0])
 	}
+}
+
+// TestComplete: crashes parsed elsewhere get the same Result as through
+// File, and Complete fills the given version into the crash itself.
+func TestComplete(t *testing.T) {
+	ctx := context.Background()
+	p := newPipeline(t, Options{AssumeVersion: "2.1.5"})
+	f := "../testdata/corpus/starrocks/019-trash-sweep-tabletupdates-to-updates-pb.txt"
+	want, errs := collect(t, p.File(ctx, f))
+	require.Empty(t, errs)
+	fh, err := os.Open(f)
+	require.NoError(t, err)
+	defer fh.Close()
+	crashes, err := symbolize.ParseAll(ctx, fh, symbolize.ScanOptions{Source: f})
+	require.NoError(t, err)
+	require.Len(t, crashes, len(want))
+	for i, c := range crashes {
+		got, err := p.Complete(ctx, c)
+		require.NoError(t, err)
+		assert.Same(t, c, got.Crash)
+		assert.Equal(t, "2.1.5", c.Version, "filled in place")
+		assert.Equal(t, want[i].Signature.Key, got.Signature.Key)
+		assert.Equal(t, want[i].Classification.Status, got.Classification.Status)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = p.Complete(cctx, crashes[0])
+	assert.ErrorIs(t, err, context.Canceled)
 }
