@@ -106,6 +106,9 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, e := range errs {
 		fmt.Fprintln(stdout, e)
 	}
+	for _, w := range catalog.LintWarnings(ctx, files, opts) { // rules that only their own log matches
+		fmt.Fprintln(stdout, "warning:", w)
+	}
 	rules, defects, rev := 0, 0, map[string]bool{}
 	for _, f := range files {
 		rules += len(f.Rules)
