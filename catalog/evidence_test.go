@@ -226,9 +226,11 @@ func TestDefectContext(t *testing.T) {
 	assert.Contains(t, ev, "anchor #0")
 	assert.Contains(t, ev, "near #2")
 	assert.Contains(t, ev, `thread 1 ("other")`)
-	// near is out of reach (within 2)
+	// near is out of reach (within 2): no match, but a near miss through the anchor
 	v = c.Classify(mk("starrocks::Foo::crash()", "x", "y", "starrocks::Foo::caller()"), sig)
 	assert.Nil(t, v.Defect)
+	require.NotEmpty(t, v.Similar)
+	assert.Equal(t, "SR-1-anchor", v.Similar[0].ID)
 	// no other thread doing the work
 	cr := crashOf(symbolize.ProductStarRocks, "", "", "starrocks::Foo::crash()", "starrocks::Foo::caller()")
 	assert.Nil(t, c.Classify(cr, sig).Defect)

@@ -22,13 +22,17 @@ func (c *Catalog) similar(sv *stackView, sigFrames []string) []Similar {
 		ca := &c.calts[a]
 		d := &c.defects[ca.defect]
 		m := &d.Match[ca.alt]
-		b := make([]string, len(ca.frames))
+		globs, texts := ca.frames, m.Frames
+		if ca.anchor >= 0 { // an anchor alternative: the anchor is its frame
+			globs, texts = append([]int32{ca.anchor}, ca.frames...), append([]string{m.Anchor}, m.Frames...)
+		}
+		b := make([]string, len(globs))
 		var shared []string
-		for k, g := range ca.frames {
-			b[k] = m.Frames[k]
+		for k, g := range globs {
+			b[k] = texts[k]
 			if p := sv.has(g, sv.w0, sv.w1); p >= 0 {
 				b[k] = sv.frames[p]
-				shared = append(shared, m.Frames[k])
+				shared = append(shared, texts[k])
 			}
 		}
 		if len(shared) == 0 {
