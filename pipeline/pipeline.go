@@ -63,8 +63,9 @@ type Options struct {
 	AssumeVersion string
 
 	// IdleFlush, when positive, emits an incident that is still open once
-	// the input has been idle that long: set it when following a live log
-	// (symbolize.DefaultFollowIdleTimeout).
+	// a stream (Reader, Text, "-" in Run) has been idle that long: set it
+	// when following a live log or a pipe (symbolize.DefaultFollowIdleTimeout).
+	// Files are read to their end without it.
 	IdleFlush time.Duration
 	// Scan holds the scanner's limits (Source and IdleTimeout are set by
 	// the pipeline).
@@ -237,7 +238,7 @@ func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, err
 			return
 		}
 		defer in.Close()
-		p.input(ctx, in, yield)
+		p.input(ctx, in, 0, yield)
 	}
 }
 
@@ -253,7 +254,7 @@ func (p *Pipeline) Reader(ctx context.Context, name string, r io.Reader) iter.Se
 			return
 		}
 		defer in.Close()
-		p.input(ctx, in, yield)
+		p.input(ctx, in, p.opts.IdleFlush, yield)
 	}
 }
 
@@ -271,7 +272,7 @@ func (p *Pipeline) started(name string) {
 	}
 }
 
-func (p *Pipeline) input(ctx context.Context, in *Input, yield func(*Result, error) bool) {
+func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yield func(*Result, error) bool) {
 	if in.Kind == ContentCore {
 		path, err := in.CorePath(ctx, p.opts.TempDir)
 		if err != nil {
@@ -287,11 +288,7 @@ func (p *Pipeline) input(ctx context.Context, in *Input, yield func(*Result, err
 		yield(r, nil)
 		return
 	}
-	for r, err := range p.Text(ctx, in.Name, in.Reader()) {
-		if !yield(r, err) {
-			return
-		}
-	}
+	p.text(ctx, in.Name, in.Reader(), idle, yield)
 }
 
 func (p *Pipeline) count() {
@@ -307,27 +304,31 @@ func (p *Pipeline) count() {
 // follower of a live log needs. A read error is yielded as *InputError.
 func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
-		so := p.opts.Scan
-		so.Source = name
-		so.IdleTimeout = p.opts.IdleFlush
-		sc := symbolize.NewScanner(r, so)
-		defer sc.Close()
-		for sc.NextContext(ctx) {
-			res, err := p.Complete(ctx, sc.Crash())
-			if err == nil {
-				p.count()
-			}
-			if !yield(res, err) {
-				return
-			}
+		p.text(ctx, name, r, p.opts.IdleFlush, yield)
+	}
+}
+
+func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time.Duration, yield func(*Result, error) bool) {
+	so := p.opts.Scan
+	so.Source = name
+	so.IdleTimeout = idle
+	sc := symbolize.NewScanner(r, so)
+	defer sc.Close()
+	for sc.NextContext(ctx) {
+		res, err := p.Complete(ctx, sc.Crash())
+		if err == nil {
+			p.count()
 		}
-		if err := sc.Err(); err != nil {
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				yield(nil, err)
-				return
-			}
-			yield(nil, inputError(name, err))
+		if !yield(res, err) {
+			return
 		}
+	}
+	if err := sc.Err(); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			yield(nil, err)
+			return
+		}
+		yield(nil, inputError(name, err))
 	}
 }
 

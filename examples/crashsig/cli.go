@@ -15,6 +15,7 @@ import (
 
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/pipeline"
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // Exit codes, the same for every command (README "The command line").
@@ -150,6 +151,9 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 		Catalog: cat, Generator: gen,
 		VersionOf: versions, AssumeVersion: f.assumeVersion,
 		Progress: progress,
+		// "-" may be a live pipe (tail -f be.out | crashsig classify -):
+		// a crash is printed once the pipe has been quiet for 2 s.
+		IdleFlush: symbolize.DefaultFollowIdleTimeout,
 	})
 	if err != nil {
 		return nil, exitInput, err

@@ -258,3 +258,33 @@ func TestClassifyUnresolvedSaysWhy(t *testing.T) {
 	assert.Contains(t, out, "anon_worker(int) at /src/crashsig-cxx/backend.cpp:36")
 	assert.Regexp(t, `symbolized: 1 frames \(\+3 inlined\); 1 left unresolved, first frame #1 0xdeadbeef0: \S`, out)
 }
+
+// TestClassifyLivePipe: `tail -f be.out | crashsig classify -` prints a
+// crash within 3 s of its last line although the pipe stays open.
+func TestClassifyLivePipe(t *testing.T) {
+	crash, err := os.ReadFile(crashTxt)
+	require.NoError(t, err)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"classify", "-"}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	_, err = inW.Write(crash)
+	require.NoError(t, err)
+	written := time.Now()
+	buf := make([]byte, 64<<10)
+	got := ""
+	for !strings.Contains(got, "key:") {
+		n, err := outR.Read(buf)
+		require.NoError(t, err)
+		got += string(buf[:n])
+	}
+	assert.Less(t, time.Since(written), 3*time.Second)
+	cancel()
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	<-done
+}
