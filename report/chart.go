@@ -140,8 +140,8 @@ const (
 	tcW, tcH        = 720, 190
 	tcLeft, tcRight = 40, 8
 	tcTop, tcBottom = 10, 36
-	barRowH, labelW = 20, 170
-	barAreaW, barsW = 480, 720
+	barRowH, labelW = 20, 150
+	barAreaW, barsW = 280, 480
 )
 
 func timeChartOf(bs []Bucket, paths []catalog.Path, bn *binner) timeChart {
