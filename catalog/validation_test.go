@@ -217,7 +217,8 @@ func parseFigures(s string) map[string][2]int {
 // per path, the confusion matrix, and whether two reports of one defect
 // (duplicate_of) share a key or a defect; before (validation-before.tsv)
 // and after. With -update it writes testdata/catalog/validation.md;
-// without, it fails when a figure drops below the committed file's.
+// without, it fails when a figure drops below the committed file's on the
+// same set (when the set grew, the figure is logged, not compared).
 func TestValidation(t *testing.T) {
 	var labels []labelled
 	for _, prod := range validationProducts {
@@ -312,6 +313,12 @@ func TestValidation(t *testing.T) {
 	got := parseFigures(b.String())
 	for k, w := range want {
 		g := got[k]
+		if g[1] != w[1] {
+			// The set changed (the collectors add texts): figures of another
+			// set cannot be compared; review validation.md with -update.
+			t.Logf("validation figure %s: set changed (%d texts, committed %d): run -update and review", k, g[1], w[1])
+			continue
+		}
 		higherIsBetter := k != "unknown_with_evidence"
 		wp, gp := pct(w[0], w[1]), pct(g[0], g[1])
 		if higherIsBetter && gp < wp-1e-9 || !higherIsBetter && gp > wp+1e-9 {
