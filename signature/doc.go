@@ -103,7 +103,10 @@
 //     key's first frame, then the frames below it that the key keeps
 //     (Socorro's prefix list): `SIGSEGV | je_arena_dalloc_promoted |
 //     doris::Foo::bar | …`, so reports of one allocator defect reached
-//     from different callers share the leading frame. Named frames of libc,
+//     from different callers share the leading frame. The rule's
+//     key_names name the kept frame by the function it implements
+//     (`__memmove_avx_unaligned_erms` → memcpy: glibc picks the variant
+//     per CPU). Named frames of libc,
 //     libstdc++ and the JVM match no rule and are kept like product
 //     frames. Thread dumps (THREADS) have no crash frame: there the
 //     crash-site rules do not apply.

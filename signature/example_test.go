@@ -45,8 +45,8 @@ func ExampleGenerator_Generate() {
 		fmt.Println(line)
 	}
 	// Output:
-	// SIGSEGV | __memmove_avx_unaligned_erms | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
-	// 67576725a69253b7 [fault=null leaf=memcpy-family] __memmove_avx_unaligned_erms
+	// SIGSEGV | memcpy | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
+	// c4fa251a2b33fcff [fault=null leaf=memcpy-family] __memmove_avx_unaligned_erms
 	// thread: crashing thread 6464, 8 frames
 	// skipped #0 doris::signal::(anonymous namespace)::FailureSignalHandler: sentinel 'doris-signal-handler', superseded by a later sentinel
 	// skipped #1 PosixSignals::chained_handler: sentinel 'jvm-signal-chain', superseded by a later sentinel

@@ -513,13 +513,18 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 		}
 		if r != nil && r.Role == RolePrefix {
 			if isCrashFrame && crashSite && r.CrashSite && len(kept) == 0 {
-				kept = append(kept, f.name)
+				kn := r.keyName(f.name)
+				kept = append(kept, kn)
 				leafKept = true
 				if r.Attribute != "" {
 					prefixAttr = r.Attribute
 					attrs = append(attrs, r.Attribute)
 				}
-				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + ": crash frame in " + r.describe() + "; the key names where it crashed, then the frames below")
+				as := ""
+				if kn != f.name {
+					as = " as " + kn
+				}
+				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + as + ": crash frame in " + r.describe() + "; the key names where it crashed, then the frames below")
 				continue
 			}
 			t.add(skipLine(f, r.describe()))

@@ -108,6 +108,30 @@ func TestCrashSiteLeaf(t *testing.T) {
 	assert.Equal(t, "THREADS | starrocks::CompactionManager::_schedule", Generate(td).Key)
 }
 
+// One memcpy keys alike whichever variant glibc picked for the CPU, and
+// one mutex lock whichever glibc version named it.
+func TestCrashSiteKeyNames(t *testing.T) {
+	for _, leaf := range []string{"__memmove_avx_unaligned_erms", "__memcpy_ssse3_back", "memcpy", "__memmove_evex_unaligned_erms", "__memcpy_sse2_unaligned"} {
+		s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(leaf, "doris::Foo::bar()")))
+		assert.Equal(t, "SIGSEGV | memcpy | doris::Foo::bar", s.Key, leaf)
+		assert.Equal(t, leaf, s.CrashFrame)
+	}
+	for _, leaf := range []string{"__GI___pthread_mutex_lock", "___pthread_mutex_lock", "__pthread_mutex_lock", "pthread_mutex_lock"} {
+		assert.Equal(t, "SIGSEGV | pthread_mutex_lock | doris::Foo::bar", Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(leaf, "doris::Foo::bar()"))).Key, leaf)
+	}
+	assert.Equal(t, "SIGSEGV | memset | doris::Foo::bar",
+		Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("__memset_sse2", "doris::Foo::bar()"))).Key)
+	assert.Equal(t, "SIGSEGV | je_arena_dalloc_promoted | doris::Foo::bar",
+		Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "doris::Foo::bar()"))).Key)
+}
+
+func TestKeyNamesNeedCrashSite(t *testing.T) {
+	err := ValidateRules([]Rule{{ID: "x", Role: RolePrefix, Why: "w", Names: []string{"f"}, KeyNames: []KeyName{{Regexp: "f", Name: "g"}}}})
+	require.ErrorIs(t, err, ErrRule)
+	err = ValidateRules([]Rule{{ID: "x", Role: RolePrefix, Why: "w", Names: []string{"f"}, CrashSite: true, KeyNames: []KeyName{{Regexp: "(", Name: "g"}}}})
+	require.ErrorIs(t, err, ErrRule)
+}
+
 func TestCrashSiteOnlyOnPrefixRules(t *testing.T) {
 	err := ValidateRules([]Rule{{ID: "x", Role: RoleIrrelevant, Why: "w", Names: []string{"f"}, CrashSite: true}})
 	require.ErrorIs(t, err, ErrRule)

@@ -65,6 +65,18 @@ type Rule struct {
 	// Socorro's prefix list does. Further prefix frames between it and
 	// the first kept frame are skipped.
 	CrashSite bool `yaml:"crash_site,omitempty" json:"crash_site,omitempty"`
+	// KeyNames, on a crash-site rule, name the kept crash frame in the key
+	// by its function rather than by the variant the C library picked for
+	// the CPU or the glibc version (`__memmove_avx_unaligned_erms`,
+	// `__memcpy_ssse3_back` → memcpy): the first whose regexp matches the
+	// whole normalized name wins; other names stay as they are.
+	KeyNames []KeyName `yaml:"key_names,omitempty" json:"key_names,omitempty"`
+}
+
+// KeyName maps the frame names matched whole by Regexp to Name.
+type KeyName struct {
+	Regexp string `yaml:"regexp" json:"regexp"`
+	Name   string `yaml:"name" json:"name"`
 }
 
 type ruleFile struct {
@@ -156,6 +168,17 @@ func ValidateRules(rules []Rule) error {
 		if r.CrashSite && r.Role != RolePrefix {
 			return fmt.Errorf("%w: %s: crash_site is only meaningful on a prefix rule", ErrRule, where)
 		}
+		if len(r.KeyNames) > 0 && !r.CrashSite {
+			return fmt.Errorf("%w: %s: key_names need crash_site", ErrRule, where)
+		}
+		for _, kn := range r.KeyNames {
+			if kn.Name == "" || kn.Regexp == "" {
+				return fmt.Errorf("%w: %s: a key name needs regexp and name", ErrRule, where)
+			}
+			if _, err := regexp.Compile("^(?:" + kn.Regexp + ")$"); err != nil {
+				return fmt.Errorf("%w: %s: key name %q: %v", ErrRule, where, kn.Name, err)
+			}
+		}
 		if len(r.Names)+len(r.Prefixes) == 0 && r.Regexp == "" && r.Module == "" {
 			return fmt.Errorf("%w: %s: no pattern", ErrRule, where)
 		}
@@ -192,8 +215,19 @@ func ValidateRules(rules []Rule) error {
 // compiledRule is a Rule ready for matching.
 type compiledRule struct {
 	Rule
-	re  *regexp.Regexp
-	mod *regexp.Regexp
+	re       *regexp.Regexp
+	mod      *regexp.Regexp
+	keyNames []*regexp.Regexp // parallel to Rule.KeyNames
+}
+
+// keyName is the name a kept crash-site frame takes in the key.
+func (r *compiledRule) keyName(name string) string {
+	for i, re := range r.keyNames {
+		if re.MatchString(name) {
+			return r.KeyNames[i].Name
+		}
+	}
+	return name
 }
 
 // ruleSet matches normalized names against rules. Exact names are a map
@@ -217,6 +251,9 @@ func compileRulesNoValidate(rules []Rule) *ruleSet {
 		}
 		if r.Module != "" {
 			cr.mod = regexp.MustCompile("^(?:" + r.Module + ")$")
+		}
+		for _, kn := range r.KeyNames {
+			cr.keyNames = append(cr.keyNames, regexp.MustCompile("^(?:"+kn.Regexp+")$"))
 		}
 		rs.rules = append(rs.rules, cr)
 		for _, n := range r.Names {
