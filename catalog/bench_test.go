@@ -15,7 +15,7 @@ import (
 func generatedCatalog(t testing.TB, n int) *Catalog {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("schema: 1\nrevision: \"2026.11.29\"\ndefects:\n")
+	b.WriteString("schema: 1\nrevision: \"2026.11.30\"\ndefects:\n")
 	for i := 0; i < n; i++ {
 		prod, pfx := "starrocks", "SR"
 		if i%2 == 1 {

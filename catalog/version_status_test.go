@@ -1,0 +1,103 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStatusRealLogs decides every status for real crash texts matched
+// against the embedded catalog. None of these pastes prints a version line,
+// so each case sets the version the report itself states (issue text or
+// build line quoted in the thread); the cases marked "hypothetical" set a
+// later version to exercise the status and say so. Statuses that need data
+// the default catalog does not have yet (a fixed_likely entry, an affected
+// range on a branch without a fix) lay a user file over the default, the
+// way operators add their own knowledge (catalog.Merge).
+func TestStatusRealLogs(t *testing.T) {
+	base, err := Default()
+	require.NoError(t, err)
+	user, err := Parse("ours.yaml", []byte(`schema: 1
+revision: "u1"
+defects:
+  - id: SR-73082-pipeline-timer-task-race
+    product: starrocks
+    title: "Race condition in PipelineTimerTask during query context destruction"
+    match:
+      - frames: ["starrocks::pipeline::RunTimerTask", "bthread::TimerThread::Task::run_and_delete"]
+    affected: ["3.5.10 - 3.5.17", "4.0.*"]
+    fixed: ["3.5.18", "4.1.1"]
+    links: ["https://github.com/StarRocks/starrocks/pull/73082"]
+    tests: ["testdata/corpus/starrocks/004-pipeline-runtimertask-pure-virtual.txt"]
+  - id: SR-43793-persistent-index-dump-shard-released
+    product: starrocks
+    title: "Primary-key persistent-index dump uses a released ImmutableIndexShard"
+    match:
+      - kind: "SIGSEGV*"
+        frames: ["starrocks::PersistentIndex::pk_dump", "starrocks::PrimaryIndex::pk_dump"]
+    fixed: ["3.2.7"]
+    fixed_likely: ["3.3.1 (2024-05-27)"]
+    links: ["https://github.com/StarRocks/starrocks/pull/43793"]
+    tests: ["testdata/corpus/starrocks/016-pk-dump-persistentindex-immutable-shard.txt"]
+`))
+	require.NoError(t, err)
+	merged, err := Merge(base, user)
+	require.NoError(t, err)
+
+	cases := []struct {
+		name, log, version, defect string
+		cat                        *Catalog
+		want                       Status
+		advice                     []string
+	}{
+		{"affected: issue #6046 reports 2.1.4; fixed in 2.1.7 by the 2.1 release notes",
+			"testdata/corpus/starrocks/019-trash-sweep-tabletupdates-to-updates-pb.txt", "2.1.4",
+			"SR-6046-pk-updates-pb-non-monotonic-versions", base, StatusAffected, []string{"upgrade to 2.1.7"}},
+		{"affected-no-fix: issue #76815 quotes 4.1.1 RELEASE (build 14b7e3f)",
+			"testdata/corpus/starrocks/086-spill-resguard-reset-4.1.1-abbrev-no-addresses.txt", "4.1.1 RELEASE (build 14b7e3f)",
+			"SR-76815-spill-resguard-reset-after-prepare-failure", base, StatusAffectedNoFix, []string{"no fix known"}},
+		{"should-already-be-fixed (hypothetical 4.1.2 build): the 4.1 notes list #73082 under 4.1.1",
+			"testdata/corpus/starrocks/004-pipeline-runtimertask-pure-virtual.txt", "4.1.2",
+			"SR-73082-pipeline-timer-task-race", base, StatusFixed, []string{"SHOULD ALREADY BE FIXED", "fixed in 4.1.1", "regression"}},
+		{"version-unknown: no version in the paste; the advice names every known fix",
+			"testdata/corpus/starrocks/016-pk-dump-persistentindex-immutable-shard.txt", "",
+			"SR-43793-persistent-index-dump-shard-released", base, StatusVersionUnknown, []string{"fixed in 3.2.7"}},
+		{"version-unknown: a 4.0 build, a branch the default entry says nothing about",
+			"testdata/corpus/starrocks/004-pipeline-runtimertask-pure-virtual.txt", "4.0.9",
+			"SR-73082-pipeline-timer-task-race", base, StatusVersionUnknown, []string{"says nothing about branch 4.0", "fixed in 3.5.18, 4.1.1"}},
+		{"fixed-in-a-later-version: a user file says 4.0 is affected; 4.0 has no fix, 4.1.1 has",
+			"testdata/corpus/starrocks/004-pipeline-runtimertask-pure-virtual.txt", "4.0.9",
+			"SR-73082-pipeline-timer-task-race", merged, StatusFixedLater, []string{"no fix on branch 4.0", "upgrade to 4.1.1"}},
+		{"likely-fixed: a user file records the fix reaching branch-3.3 on 2024-05-27",
+			"testdata/corpus/starrocks/016-pk-dump-persistentindex-immutable-shard.txt", "3.3.0",
+			"SR-43793-persistent-index-dump-shard-released", merged, StatusLikelyFixed, []string{"likely fixed in 3.3.1 (the fix reached branch-3.3 on 2024-05-27)"}},
+		{"should-already-be-fixed (likely): hypothetical 3.3.2 build after the likely fix",
+			"testdata/corpus/starrocks/016-pk-dump-persistentindex-immutable-shard.txt", "3.3.2",
+			"SR-43793-persistent-index-dump-shard-released", merged, StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)", "2024-05-27"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := parseLog(t, c.log)
+			require.NotEmpty(t, p.crashes, c.log)
+			var v Verdict
+			found := false
+			for i, cr := range p.crashes {
+				cr.Version = c.version
+				v = c.cat.Classify(cr, p.sigs[i])
+				if v.Defect != nil {
+					found = true
+					break
+				}
+			}
+			require.True(t, found, "%s matched no defect", c.log)
+			assert.Equal(t, c.defect, v.Defect.ID)
+			assert.Equal(t, c.want, v.Status, "advice: %s", v.Advice)
+			for _, a := range c.advice {
+				assert.Contains(t, v.Advice, a)
+			}
+			assert.True(t, strings.HasPrefix(v.CatalogRevision, base.Revision()))
+		})
+	}
+}
