@@ -543,6 +543,14 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			t.add(skipLine(f, "repeats the frame above (recursion or an inlined copy)"))
 			continue
 		}
+		if len(kept) > 0 && kept[len(kept)-1] == Lambda && strings.HasSuffix(f.name, "::"+Lambda) {
+			// gdb names a lambda's body `operator() (__closure=…)` without
+			// its owner; the std::function invoker below names the closure
+			// type: one frame, named as the symbol table names it.
+			kept[len(kept)-1] = f.name
+			t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + ": names the lambda of the frame above")
+			continue
+		}
 		kept = append(kept, f.name)
 		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name)
 	}

@@ -125,6 +125,21 @@ func TestCrashSiteKeyNames(t *testing.T) {
 		Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "doris::Foo::bar()"))).Key)
 }
 
+// gdb's bare lambda body above the std::function invoker that names the
+// closure type keys like the symbol table's name of the lambda.
+func TestBareLambdaNamedByInvoker(t *testing.T) {
+	gdb := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(
+		"operator() (__closure=0x7f)",
+		"std::_Function_handler<void(), starrocks::Op::send(int)::<lambda()> >::_M_invoke(const std::_Any_data &) (__functor=...)",
+		"starrocks::Pool::run (this=0x1)")))
+	glog := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(
+		"_ZZN9starrocks2Op4sendEiENKUlvE_clEv",
+		"_ZNSt17_Function_handlerIFvvEZN9starrocks2Op4sendEiEUlvE_E9_M_invokeERKSt9_Any_data",
+		"starrocks::Pool::run()")))
+	assert.Equal(t, "SIGSEGV | starrocks::Op::send::{lambda} | starrocks::Pool::run", gdb.Key, strings.Join(gdb.Trace, "\n"))
+	assert.Equal(t, gdb.Key, glog.Key)
+}
+
 func TestKeyNamesNeedCrashSite(t *testing.T) {
 	err := ValidateRules([]Rule{{ID: "x", Role: RolePrefix, Why: "w", Names: []string{"f"}, KeyNames: []KeyName{{Regexp: "f", Name: "g"}}}})
 	require.ErrorIs(t, err, ErrRule)
