@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashsig/crashsig/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,96 +23,70 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// TestClassifyJSONSchema pins the keys the README promises for every
-// incident of `classify --json`.
+// TestClassifyJSONSchema: each line of classify --json is a
+// pipeline.Result (unknown keys refused) carrying the keys the README
+// promises; result.schema.json validates the goldens (go test ./pipeline).
 func TestClassifyJSONSchema(t *testing.T) {
 	code, out, errs := runCLI(t, "", "classify", "--json", "../../testdata/formats/f3-doris-check-then-f1.txt")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+	require.Equal(t, exitOK, code, errs)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("%d JSON lines, want 1", len(lines))
-	}
+	require.Len(t, lines, 1)
+	var res pipeline.Result
+	dec := json.NewDecoder(strings.NewReader(lines[0]))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&res))
+	assert.Equal(t, pipeline.SchemaVersion, res.SchemaVersion)
+	assert.Equal(t, "doris", string(res.Product))
+	assert.Equal(t, "check", string(res.Kind))
+	assert.Equal(t, "SIGABRT", res.Signal)
+	require.NotEmpty(t, res.Threads)
+	assert.True(t, res.Threads[0].Crashed, "the crashing thread first")
+	require.Greater(t, len(res.Threads[0].Frames), 10)
+	require.NotNil(t, res.Signature)
+	assert.NotEmpty(t, res.Signature.Key)
+	assert.NotEmpty(t, res.Signature.Trace)
+	require.NotNil(t, res.Classification)
+	assert.NotEmpty(t, res.Classification.CatalogRevision)
+
 	var m map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"source", "start_line", "end_line", "product", "version", "kind", "signal", "fault_address", "query_id", "message", "corrupted", "corrupted_reason", "threads", "signature", "classification"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("key %q missing", k)
-		}
-	}
-	th := m["threads"].([]any)[0].(map[string]any)
-	for _, k := range []string{"id", "crashed", "frames"} {
-		if _, ok := th[k]; !ok {
-			t.Errorf("thread key %q missing", k)
-		}
-	}
-	if th["crashed"] != true {
-		t.Error("first thread not marked crashed")
-	}
-	f := th["frames"].([]any)[10].(map[string]any)
-	for _, k := range []string{"index", "function", "file", "line", "inlined"} {
-		if _, ok := f[k]; !ok {
-			t.Errorf("frame key %q missing in %v", k, f)
-		}
-	}
-	sig := m["signature"].(map[string]any)
-	for _, k := range []string{"algorithm", "kind", "frames", "key", "id", "trace"} {
-		if _, ok := sig[k]; !ok {
-			t.Errorf("signature key %q missing", k)
-		}
-	}
-	cl := m["classification"].(map[string]any)
-	for _, k := range []string{"path", "area", "defect", "status", "evidence", "catalog_revision"} {
-		if _, ok := cl[k]; !ok {
-			t.Errorf("classification key %q missing", k)
-		}
-	}
-	if m["product"] != "doris" || m["kind"] != "check" || m["signal"] != "SIGABRT" {
-		t.Errorf("product/kind/signal = %v/%v/%v", m["product"], m["kind"], m["signal"])
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
+	for _, k := range []string{"schema_version", "source", "start_line", "end_line", "product", "version", "kind", "signal", "fault_address", "query_id", "message", "corrupted", "corrupted_reason", "threads", "signature", "classification", "input"} {
+		assert.Contains(t, m, k)
 	}
 }
 
 func TestClassifyInputs(t *testing.T) {
 	dir := t.TempDir()
 	crash, err := os.ReadFile("../../testdata/formats/f2-glog04-preamble.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(crash)
 	zw.Close()
-	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	os.WriteFile(filepath.Join(dir, "sub", "be.out.gz"), gz.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, "be.INFO"), []byte("I0303 10:15:02.118230 1 a.cpp:1] nothing\n"), 0o644)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "be.out.gz"), gz.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.INFO"), []byte("I0303 10:15:02.118230 1 a.cpp:1] nothing\n"), 0o644))
 
 	// A directory, recursively, with a gzip file inside.
 	code, out, _ := runCLI(t, "", "classify", "--json", dir)
-	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"product":"starrocks"`) {
-		t.Fatalf("dir: exit %d, output %q", code, out)
-	}
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, 1, strings.Count(out, "\n"), out)
+	assert.Contains(t, out, `"product":"starrocks"`)
 	// Standard input.
 	code, out, _ = runCLI(t, string(crash), "classify", "-")
-	if code != 0 || !strings.Contains(out, "key:    SIGSEGV") {
-		t.Fatalf("stdin: exit %d, output %q", code, out)
-	}
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "key:    SIGSEGV")
 	// No crash in a readable input: exit 3 and say so.
 	code, out, _ = runCLI(t, "", "classify", filepath.Join(dir, "be.INFO"))
-	if code != exitNoCrash || !strings.Contains(out, "no crash found") {
-		t.Fatalf("no crash: exit %d, output %q", code, out)
-	}
-	// An unreadable input: non-zero with a clear message naming it.
+	assert.Equal(t, exitNoCrash, code)
+	assert.Contains(t, out, "no crash found")
+	// An unreadable input: exit 1 with a message naming it.
 	code, _, errs := runCLI(t, "", "classify", filepath.Join(dir, "missing.log"))
-	if code == 0 || !strings.Contains(errs, "missing.log") {
-		t.Fatalf("missing: exit %d, stderr %q", code, errs)
-	}
+	assert.Equal(t, exitInput, code)
+	assert.Contains(t, errs, "missing.log")
 	// No paths: usage, exit 2.
-	if code, _, _ := runCLI(t, "", "classify"); code != 2 {
-		t.Fatalf("no args: exit %d", code)
-	}
+	code, _, _ = runCLI(t, "", "classify")
+	assert.Equal(t, exitUsage, code)
 }
 
 // TestClassifyDeterministic runs the main job twice over all sample data
@@ -119,9 +94,8 @@ func TestClassifyInputs(t *testing.T) {
 func TestClassifyDeterministic(t *testing.T) {
 	_, a, _ := runCLI(t, "", "classify", "--json", "../../testdata/corpus", "../../testdata/formats")
 	_, b, _ := runCLI(t, "", "classify", "--json", "../../testdata/corpus", "../../testdata/formats")
-	if a != b || len(a) < 100000 {
-		t.Fatalf("outputs differ or are short (%d, %d bytes)", len(a), len(b))
-	}
+	assert.Greater(t, len(a), 100000)
+	assert.True(t, a == b, "outputs differ")
 }
 
 // TestClassifyCore classifies a gzip-compressed kernel core of the
@@ -131,28 +105,15 @@ func TestClassifyDeterministic(t *testing.T) {
 func TestClassifyCore(t *testing.T) {
 	binPath := gunzipCoreFixture(t, t.TempDir(), "bin/sim_fp.gz")
 	code, out, errs := runCLI(t, "", "classify", "--json", "--binary", binPath, "../../testdata/core/cores/kern_fp.core.gz", "../../testdata/core/bin/sim_fp.gz")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	if !strings.Contains(errs, "not a core") {
-		t.Errorf("the executable among the inputs was not reported as skipped: %q", errs)
-	}
-	var rec struct {
-		Product        string `json:"product"`
-		Signal         string `json:"signal"`
-		Formats        []string
-		Signature      struct{ Key string }
-		Classification struct {
-			Path string `json:"path"`
-		}
-	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); err != nil {
-		t.Fatalf("%v in %q", err, out)
-	}
-	if rec.Product != "starrocks" || rec.Signal != "SIGSEGV" || rec.Classification.Path != "scan" ||
-		!strings.Contains(rec.Signature.Key, "starrocks::ParsedPageV1::read") {
-		t.Errorf("got %+v", rec)
-	}
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, errs, "sim_fp.gz: skipped: an ELF file that is not a core")
+	var res pipeline.Result
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &res))
+	assert.Equal(t, pipeline.ContentCore, res.Input)
+	assert.Equal(t, "starrocks", string(res.Product))
+	assert.Equal(t, "SIGSEGV", res.Signal)
+	assert.Equal(t, "scan", string(res.Classification.Path))
+	assert.Contains(t, res.Signature.Key, "starrocks::ParsedPageV1::read")
 }
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/crashsig")
