@@ -138,7 +138,7 @@ func TestOneKey(t *testing.T) {
 						t.Skip("gdb not installed: the committed gdb texts are checked instead")
 					}
 					for _, what := range []string{"bt", "thread apply all bt"} {
-						out, err := exec.CommandContext(ctx, gdb, "-batch", "-nx", "-iex", "set auto-load off", "-ex", "set width 0",
+						out, err := exec.CommandContext(ctx, gdb, "-batch", "-nx", "-iex", "set auto-load off", "-iex", "set debuginfod enabled off", "-ex", "set width 0",
 							"-ex", what, binPath, corePath).Output()
 						require.NoError(t, err)
 						c := onekeyIncident(t, out, "live gdb "+what)

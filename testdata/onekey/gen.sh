@@ -43,12 +43,12 @@ for build in pie nopie; do
         (cd "$W/run" && ulimit -c unlimited && exec timeout 30 "$bin" "$mode") >/dev/null 2>&1 || true
         mv "$W/run/core" "$W/core" 2>/dev/null || { echo "no core for $name (core_pattern must be 'core')" >&2; exit 1; }
         ONEKEY_PIE=$([ $build = pie ] && echo 1 || echo 0) ONEKEY_JSON="$W/$name.json" \
-            gdb -batch -nx -iex 'set auto-load off' -ex "source $HERE/frames.py" "$bin" "$W/core" >/dev/null 2>&1
+            gdb -batch -nx -iex 'set auto-load off' -iex 'set debuginfod enabled off' -ex "source $HERE/frames.py" "$bin" "$W/core" >/dev/null 2>&1
         gzip -9 -n -c "$W/core" > "cores/$name.core.gz"
         for what in bt "thread apply all bt"; do
             out=texts/$name.gdb-bt.txt
             [ "$what" = bt ] || out=texts/$name.gdb-all.txt
-            gdb -batch -nx -iex 'set auto-load off' -ex 'set width 0' -ex "$what" "$bin" "$W/core" 2>/dev/null |
+            gdb -batch -nx -iex 'set auto-load off' -iex 'set debuginfod enabled off' -ex 'set width 0' -ex "$what" "$bin" "$W/core" 2>/dev/null |
                 sed -e "s#$W/##g" > "$out"
         done
         python3 render.py "$W/$name.json" "texts/$name" "$installed"
