@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/crashsig/crashsig/pipeline"
+)
+
+// isLocal reports whether name is a path of the local filesystem (no
+// scheme, or file://), which the library reads in place.
+func isLocal(name string) bool {
+	if !strings.Contains(name, "://") {
+		return true
+	}
+	u, err := url.Parse(name)
+	return err == nil && u.Scheme == "file"
+}
+
+// localPath strips a file:// scheme.
+func localPath(name string) string {
+	if u, err := url.Parse(name); err == nil && u.Scheme == "file" {
+		return u.Path
+	}
+	return name
+}
+
+// hasMeta reports whether a glob has wildcard characters.
+func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+
+// matchFn expands one glob into the files it names, on any registered
+// Beam filesystem. The files chosen are those `crashsig classify` reads
+// for the same input:
+//
+//   - a local directory (no wildcard) or DIR/** is walked like
+//     pipeline.Files walks a directory: recursively, hidden entries and
+//     files that are not crash text by their extension skipped
+//     (pipeline.IsLogName); DIR/**/PATTERN keeps the files whose base
+//     name matches PATTERN;
+//   - another wildcard matches files (never directories) and applies the
+//     same hidden and extension filter;
+//   - a literal file is read whatever its name;
+//   - on gs://, s3:// and other object stores the filesystem's own List
+//     expands the glob (gs:// understands **), then the same filter
+//     applies to each object's base name.
+type matchFn struct{}
+
+// ProcessElement emits every file glob names.
+func (matchFn) ProcessElement(ctx context.Context, glob string, emit func(string)) error {
+	files, err := expand(ctx, glob)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		emit(f)
+	}
+	return nil
+}
+
+// expand returns the files glob names, sorted.
+func expand(ctx context.Context, glob string) ([]string, error) {
+	var out []string
+	if isLocal(glob) {
+		g := localPath(glob)
+		if !hasMeta(g) {
+			// A file or a directory: exactly what the CLI reads.
+			for f, err := range pipeline.Files(ctx, g) {
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, f)
+			}
+			return out, nil
+		}
+		if i := strings.Index(g, "**"); i >= 0 {
+			root, rest := strings.TrimSuffix(g[:i], "/"), strings.TrimPrefix(g[i+2:], "/")
+			if root == "" {
+				root = "."
+			}
+			if strings.Contains(rest, "/") || strings.Contains(rest, "**") {
+				return nil, fmt.Errorf("glob %q: after ** only a base-name pattern is supported", glob)
+			}
+			roots := []string{root}
+			if hasMeta(root) {
+				var err error
+				if roots, err = filepath.Glob(root); err != nil {
+					return nil, fmt.Errorf("glob %q: %w", glob, err)
+				}
+			}
+			for _, r := range roots {
+				if st, err := os.Stat(r); err != nil || !st.IsDir() {
+					continue
+				}
+				for f, err := range pipeline.Files(ctx, r) {
+					if err != nil {
+						return nil, err
+					}
+					if ok, _ := filepath.Match(orStar(rest), filepath.Base(f)); ok {
+						out = append(out, f)
+					}
+				}
+			}
+		} else {
+			ms, err := filepath.Glob(g)
+			if err != nil {
+				return nil, fmt.Errorf("glob %q: %w", glob, err)
+			}
+			for _, m := range ms {
+				if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && wanted(m) {
+					out = append(out, m)
+				}
+			}
+		}
+	} else {
+		fsys, err := filesystem.New(ctx, glob)
+		if err != nil {
+			return nil, err
+		}
+		defer fsys.Close()
+		ms, err := fsys.List(ctx, glob)
+		if err != nil {
+			return nil, fmt.Errorf("listing %q: %w", glob, err)
+		}
+		for _, m := range ms {
+			if strings.HasSuffix(m, "/") || hasMeta(glob) && !wanted(m) {
+				continue
+			}
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func orStar(p string) string {
+	if p == "" {
+		return "*"
+	}
+	return p
+}
+
+// wanted applies pipeline.Files' filter to a file a wildcard matched.
+func wanted(name string) bool {
+	base := path.Base(filepath.ToSlash(name))
+	return !strings.HasPrefix(base, ".") && pipeline.IsLogName(base)
+}
