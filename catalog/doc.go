@@ -40,14 +40,17 @@
 // deeper, frames of any thread), an RE2 on the message, the check
 // expression or the exception type, an exact key, or for thread dumps a
 // group of signature.Aggregate. The most specific matching
-// alternative wins. The version decides the Status: StatusAffected (upgrade
-// to the fix on the crash's branch, else the first later branch that has
-// one), StatusAffectedNoFix, StatusFixed (the version already has the fix:
-// should-already-be-fixed, a possible regression, said loudly),
-// StatusVersionUnknown (no or unplaceable version, or a branch the entry
-// does not cover) and StatusNoKnownDefect (with up to three similar defects
-// scored by signature.Similarity). Versions (ParseVersion) are compared on
-// X.Y.Z; ranges are per release branch.
+// alternative wins. The version decides the Status (version.go):
+// StatusAffected (upgrade to the established fix on the crash's branch),
+// StatusLikelyFixed (the branch's fix is a fixed_likely entry: "likely fixed
+// in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)"), StatusFixedLater
+// (no fix on the branch, one on a later branch), StatusAffectedNoFix,
+// StatusFixed (should-already-be-fixed: the version already has the fix, a
+// possible regression, said loudly), StatusVersionUnknown (no or
+// unplaceable version, or a branch the entry does not cover; the advice
+// names every known fix) and StatusNoKnownDefect (with up to three similar
+// defects scored by signature.Similarity). Versions (ParseVersion) are
+// compared on X.Y.Z; ranges are per release branch.
 //
 // # Speed
 //
