@@ -17,10 +17,13 @@
 //     each PC; frames the compiler inlined (Frame.Inlined: DWARF-based
 //     sources show them, glog's and boost's symbolizers never do) are
 //     traced and the innermost one of the crash site becomes the
-//     attribute inlined=<name> and the CrashFrame, never a key frame. gdb
-//     text is read by its own rule (see physicalMask): after #0, gdb prints
-//     `0xADDR in` only on the innermost frame of an inline group, and the
-//     group's last frame is the physical function.
+//     attribute inlined=<name> and the CrashFrame, never a key frame. Text
+//     sources are read by their own rules: after #0, gdb prints `0xADDR
+//     in` only on the innermost frame of an inline group (or, with
+//     `set print frame-info location-and-address`, one address on all of
+//     them), and the group's last frame is the physical function;
+//     sanitizers print every frame of an inline chain with one address
+//     (ASAN) or one module offset (TSAN).
 //   - The kind prefix uses only the signal or the check/terminate kind.
 //     A fault address in the null page (which gdb's bt does not print) is
 //     the attribute fault=null.
