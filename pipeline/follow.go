@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+)
+
+// DefaultFollowPoll is how often a Follower looks for new bytes at the end
+// of its file.
+const DefaultFollowPoll = 200 * time.Millisecond
+
+// Follower reads a growing log file like `tail -F`: at the end of the file
+// it waits for more instead of returning io.EOF; when the file shrinks
+// (a start script truncated it) or is replaced (rotated), it goes on from
+// the beginning of the new file, so line numbers count every line read
+// since the start. A file that does not exist yet is waited for. Read
+// returns io.EOF once the context is done. A truncation followed by new
+// output within one poll interval is not noticed when the new file is
+// already as long as the old offset. Use it with Pipeline.Text and
+// Options.IdleFlush.
+type Follower struct {
+	ctx  context.Context
+	path string
+	poll time.Duration
+	f    *os.File
+	off  int64
+}
+
+// Follow returns a Follower of path; poll ≤ 0 means DefaultFollowPoll.
+func Follow(ctx context.Context, path string, poll time.Duration) *Follower {
+	if poll <= 0 {
+		poll = DefaultFollowPoll
+	}
+	return &Follower{ctx: ctx, path: path, poll: poll}
+}
+
+// Read reads the next bytes of the file, waiting for them at its end.
+func (r *Follower) Read(p []byte) (int, error) {
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return 0, io.EOF
+		}
+		if r.f == nil {
+			f, err := os.Open(r.path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return 0, err
+			}
+			r.f, r.off = f, 0
+		}
+		if r.f != nil {
+			n, err := r.f.Read(p)
+			r.off += int64(n)
+			if n > 0 {
+				return n, nil
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return 0, err
+			}
+			if st, err := os.Stat(r.path); err != nil || st.Size() < r.off || !r.same(st) {
+				r.f.Close()
+				r.f = nil
+				continue
+			}
+		}
+		t := time.NewTimer(r.poll)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return 0, io.EOF
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Follower) same(st os.FileInfo) bool {
+	fst, err := r.f.Stat()
+	return err == nil && os.SameFile(fst, st)
+}
+
+// Close closes the file being followed.
+func (r *Follower) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}

@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFollower reads a file that appears late, grows, is truncated by a
+// restart and rotated; every byte written is read once, in order, and Read
+// ends with io.EOF when the context is done.
+func TestFollower(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "be.out")
+	ctx, cancel := context.WithCancel(context.Background())
+	f := Follow(ctx, path, 20*time.Millisecond)
+	defer f.Close()
+	got := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 1024)
+		for {
+			n, err := f.Read(buf)
+			if n > 0 {
+				got <- string(buf[:n])
+			}
+			if err != nil {
+				close(got)
+				return
+			}
+		}
+	}()
+	read := func(want string) {
+		t.Helper()
+		s := ""
+		deadline := time.After(3 * time.Second)
+		for s != want {
+			select {
+			case part := <-got:
+				s += part
+			case <-deadline:
+				t.Fatalf("read %q, want %q", s, want)
+			}
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the file does not exist yet
+	require.NoError(t, os.WriteFile(path, []byte("one\n"), 0o644))
+	read("one\n")
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	fh.WriteString("two\n")
+	fh.Close()
+	read("two\n")
+	require.NoError(t, os.WriteFile(path, []byte("3\n"), 0o644)) // truncated and shorter
+	read("3\n")
+	require.NoError(t, os.Rename(path, path+".1"))
+	require.NoError(t, os.WriteFile(path, []byte("rotated and longer than before\n"), 0o644))
+	read("rotated and longer than before\n")
+	cancel()
+	select {
+	case _, ok := <-got:
+		assert.False(t, ok, "no more bytes after cancel")
+	case <-time.After(time.Second):
+		t.Fatal("Read did not return io.EOF after cancel")
+	}
+	n, err := f.Read(make([]byte, 8))
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, io.EOF)
+}
