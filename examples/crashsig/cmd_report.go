@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -155,14 +156,20 @@ func readBucketsFile(path string, stdin *io.Reader) (bs []report.Bucket, isBucke
 		return nil, false, nil
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	if !report.LooksLikeBuckets(head[:n]) {
+	// A gzip-compressed buckets file (buckets.jsonl.gz) is one too.
+	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
+	if magic, _ := r.(*bufio.Reader).Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, false, nil
+		}
+		defer zr.Close()
+		r = bufio.NewReaderSize(zr, 64<<10)
+	}
+	head, _ := r.(*bufio.Reader).Peek(4096)
+	if !report.LooksLikeBuckets(head) {
 		return nil, false, nil
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, true, err
-	}
-	bs, err = report.ReadBuckets(f)
+	bs, err = report.ReadBuckets(r)
 	return bs, true, err
 }

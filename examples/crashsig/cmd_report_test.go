@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,15 @@ func TestReportCommand(t *testing.T) {
 	code, fromStdin, stderr := runCLI(t, lines, "report", "-")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, fromFile, fromStdin)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write([]byte(lines))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(bfile+".gz", gz.Bytes(), 0o644))
+	code, fromGzip, stderr := runCLI(t, "", "report", bfile+".gz")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fromFile, fromGzip, "a gzip-compressed buckets file reads the same")
 	// Same buckets, same ranking; the file lacks per-day counts and
 	// locations, so the pages differ there only.
 	rows := func(p string) string {
