@@ -8,19 +8,27 @@
 set -euo pipefail
 bin=${1:?usage: coverage.sh CRASHSIG_BINARY}
 cd "$(dirname "$0")/../../.."
-total=0; hit=0
 for set in corpus validation defects; do
-  n=0; m=0
-  while IFS= read -r f; do
-    n=$((n+1))
-    if "$bin" classify --json "$f" 2>/dev/null | python3 -c '
+  mapfile -t files < <(find "testdata/$set" -type f \( -name '*.txt' -o -name '*.txt.gz' -o -name '*.log' \) \
+      ! -name '*.variant.*' ! -name 'paimon-sdk-scheduledexecutor-leak*' ! -name 'README*' ! -name 'NOTES*' | sort)
+  { printf '%s\n' "${files[@]}"; echo '--'; "$bin" classify --json "${files[@]}" 2>/dev/null || true; } | python3 -c '
 import json, sys
-sys.exit(0 if any((json.loads(l).get("classification") or {}).get("defect") for l in sys.stdin if l.strip()) else 1)'; then
-      m=$((m+1))
-    fi
-  done < <(find "testdata/$set" -type f \( -name '*.txt' -o -name '*.txt.gz' -o -name '*.log' \) \
-             ! -name '*.variant.*' ! -name 'paimon-sdk-scheduledexecutor-leak*' ! -name 'README*' ! -name 'NOTES*' | sort)
-  printf '%-10s %4d / %4d\n' "$set" "$m" "$n"
-  total=$((total+n)); hit=$((hit+m))
+set_name = sys.argv[1]
+files, hit, seen_sep = [], set(), False
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if not seen_sep:
+        if line == "--":
+            seen_sep = True
+        else:
+            files.append(line)
+        continue
+    if not line.strip():
+        continue
+    d = json.loads(line)
+    if (d.get("classification") or {}).get("defect"):
+        hit.add(d.get("source"))
+n, m = len(files), len([f for f in files if f in hit])
+print("%-10s %4d / %4d" % (set_name, m, n))
+' "$set"
 done
-printf '%-10s %4d / %4d (%.1f%%)\n' all "$hit" "$total" "$(python3 -c "print(100*$hit/max($total,1))")"
