@@ -543,6 +543,16 @@ func endsAtRoot(frames []Frame) bool {
 	return threadRoots[last.Function]
 }
 
+// endsAtOutermost reports whether a frame list ends with a frame nothing can
+// follow: clone, _start, or glog's final null frame.
+func endsAtOutermost(frames []Frame) bool {
+	last := frames[len(frames)-1]
+	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
+		return true
+	}
+	return outermostFrames[last.Function]
+}
+
 // dropGDBStopFrames removes the stop location gdb prints when it loads a
 // core (`#0  0x… in f () at x.cc:12`, no thread header) when a thread of a
 // later `thread apply all bt` repeats it: it is that thread, not another.

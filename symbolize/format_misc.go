@@ -75,6 +75,10 @@ var threadRoots = map[string]bool{
 	"start_thread": true, "_start": true, "__libc_start_main": true, "main": true,
 }
 
+// outermostFrames are the functions no frame follows (the thread's clone,
+// the process's _start): a frame after one of them belongs to another stack.
+var outermostFrames = map[string]bool{"clone": true, "__clone": true, "clone3": true, "__clone3": true, "_start": true}
+
 // handlerFrameNames are parts of the names of signal-handler frames that
 // print a dump (glog's and Doris' FailureSignalHandler, the JVM's chained
 // handler): a dump that shows one but not the faulting frame was cut.

@@ -61,6 +61,9 @@ type incident struct {
 	sawPrefix, sawRuntimeLogger bool  // notes made once per incident
 	pcFrame                     Frame // the glog `PC: @` line as a frame (the faulting frame)
 	notes                       []string
+	split                       *split // where a dump header followed an abort cause
+	assertLine                  bool   // a C assert() message was seen
+	lastKind                    lineKind
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -177,6 +180,15 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		p.closeCurrent()
 		return true
 	}
+	if in.closedBy(k) {
+		return false
+	}
+	defer func() { in.lastKind = k }()
+	if in.split == nil && splitHeaders[k] && !in.hasSig && in.isCause() {
+		// A dump header after an abort cause: the abort's own dump, or the
+		// next crash's; the signal line will tell (see kSignal).
+		in.split = in.splitPoint(ln.no)
+	}
 	c := in.c
 	text := ln.text
 	switch k {
@@ -214,6 +226,12 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 		if in.hasSig || in.isThreadDump() {
 			return false
+		}
+		if in.isCause() && !isAbortSignal(m[1]) {
+			// An abort cause is followed by a SIGABRT dump; any other
+			// signal is the next crash, with the header lines since the
+			// split point.
+			return in.splitAt(p, ln, k, m)
 		}
 		in.sigLine = ln.no
 		in.signal(p, m)
@@ -290,8 +308,8 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			in.event(ln, "interleaved", text)
 			return true
 		}
-		if in.hasSig || c.Message != "" || in.isThreadDump() {
-			return false
+		if in.hasSig || c.Message != "" || in.isThreadDump() || in.hasFrames() {
+			return false // a FATAL line comes before its frames
 		}
 		in.fatal(m[1])
 		if tid, err := strconv.ParseInt(m[2], 10, 64); err == nil && tid > 0 && tid <= maxKernelTID {
@@ -308,8 +326,8 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			}
 			return false
 		}
-		if in.isThreadDump() {
-			return false
+		if in.isThreadDump() || in.hasStack("F3") {
+			return false // a second check failure
 		}
 		in.addFormat("F3")
 		if c.Kind == KindUnknown {
@@ -376,6 +394,7 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		in.addFormat("F8")
 		if c.Kind == KindUnknown {
 			c.Kind = KindAssert
+			in.assertLine = k == kAssert
 		}
 		if c.Message == "" {
 			if k == kAssert && len(m) > 5 {
@@ -500,6 +519,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		if in.hasSig || (in.c.Kind != KindUnknown && in.sec != secGDB) {
 			return false
 		}
+		if (k == kGDBCore || k == kGDBTerminated) && (in.gdbSig || in.hasFrames()) {
+			return false // a second core's session
+		}
 		in.gdb(p, k, m)
 		in.used(ln)
 		return true
@@ -587,6 +609,175 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 	}
 	return in.frameOrNoise(p, ln, k)
+}
+
+// dumpHeaders are the line kinds that open a dump of a family other than
+// gdb's: once a gdb session is under way, any of them starts a new incident.
+var dumpHeaders = map[lineKind]bool{
+	kQueryID: true, kNereids: true, kTablet: true, kCommit: true, kAbortedAt: true, kSignal: true,
+	kPC: true, kVersion: true, kSRQuery: true, kTracker: true, kFatal: true, kCheckHeader: true,
+	kTerminate: true, kWhat: true, kJVMStart: true, kJVMOOM: true, kHsErrThread: true,
+	kJstackStart: true, kAsanStart: true, kAsanDeadly: true, kTsanStart: true, kUbsanStart: true,
+	kDorisAPIStart: true, kDiagGroup: true, kJemalloc: true, kAssert: true,
+}
+
+// closedBy reports whether a line of kind k ends the incident before it is
+// looked at: any dump header of another family closes a gdb session (gdb
+// prints no such line inside one).
+//
+// Within a signal dump's header (the F1 `***` lines, the StarRocks
+// preamble, `Aborted at`, `PC:`), a header the dump already has, or the
+// start of an abort cause (which comes before its dump, never inside it),
+// begins the next incident. A kernel segfault line after a stack is the
+// next crash's (before one, it joins the dump that follows).
+func (in *incident) closedBy(k lineKind) bool {
+	if dumpHeaders[k] && in.sec == secGDB {
+		return true
+	}
+	c := in.c
+	switch k {
+	case kQueryID:
+		return c.QueryID != ""
+	case kNereids:
+		return c.IsNereids != ""
+	case kTablet:
+		return c.TabletID != ""
+	case kAbortedAt:
+		// Right after its twin, it is the interleaved dump of a second
+		// crashing thread (see kSignal), not the next incident.
+		return !c.Time.IsZero() && !in.hasSig && in.lastKind != kAbortedAt
+	case kPC:
+		return in.pcFrame.Raw != "" && !in.hasSig && in.lastKind != kPC
+	case kVersion:
+		return c.Version != "" && c.Product == ProductStarRocks
+	case kSRQuery:
+		return c.QueryID != "" || c.FragmentID != ""
+	case kFatal, kCheckHeader, kTerminate, kAsanStart, kTsanStart, kUbsanStart, kJemalloc, kAssert, kJVMStart:
+		return in.sec == secHeader && !in.isCause() && (c.Kind == KindUnknown || c.Kind == KindSignal)
+	case kKernelSegv, kKernelTrap:
+		return in.hasFrames()
+	}
+	return false
+}
+
+// startsOtherStack reports whether a line no section of the incident took
+// is the first frame of a stack of another family (a gdb `#0`, a boost
+// `0#`, a glog `@ 0x…`): the next incident begins there.
+func (in *incident) startsOtherStack(p *parser, text string) bool {
+	t := strings.TrimLeft(text, " \t")
+	if len(t) < 3 {
+		return false
+	}
+	switch {
+	case t[0] == '#' && isDigit(t[1]):
+		if in.sec == secGDB || in.sec == secSanitizer || in.sec == secSanTail {
+			return false
+		}
+		f, ok := p.parseGDBFrame(t)
+		return ok && (f.Index == 0 || f.PC != 0)
+	case t[0] == '0' && t[1] == '#':
+		_, ok := p.parseBoostFrame(t)
+		return ok
+	case t[0] == '@' && t[1] == ' ':
+		_, _, ok := p.parseAtFrame(t)
+		return ok
+	}
+	return false
+}
+
+// hasStack reports whether the incident holds a stack of this origin with
+// frames.
+func (in *incident) hasStack(origin string) bool {
+	for _, s := range in.stacks {
+		if s.origin == origin && len(s.th.Frames) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// splitHeaders are the header lines that may start the abort dump after an
+// abort cause (a check failure, a terminate message, a sanitizer report,
+// an assert or allocator message), or the next crash.
+var splitHeaders = map[lineKind]bool{
+	kQueryID: true, kNereids: true, kTablet: true, kCommit: true, kAbortedAt: true,
+	kPC: true, kVersion: true, kSRQuery: true, kTracker: true,
+}
+
+// isCause reports whether the incident so far is an abort cause, which only
+// a SIGABRT dump continues: a check failure, a terminate message, a
+// sanitizer report, a C assert. Allocator messages are not: a failed
+// allocation is often followed by the SIGSEGV of its null result.
+func (in *incident) isCause() bool {
+	switch in.c.Kind {
+	case KindCheck, KindTerminate, KindSanitizer:
+		return true
+	case KindAssert:
+		return in.assertLine
+	}
+	return false
+}
+
+func isAbortSignal(sig string) bool { return sig == "SIGABRT" || sig == "SIGIOT" || sig == "Signal 6" }
+
+// split is where the header lines after an abort cause began, with what
+// the incident held then, so that they can be moved to an incident of
+// their own.
+type split struct {
+	line     int
+	saved    Crash // header fields before the split point
+	formats  int
+	pcFrame  Frame
+	versOnly bool
+}
+
+func (in *incident) splitPoint(line int) *split {
+	return &split{line: line, saved: *in.c, formats: len(in.c.Formats), pcFrame: in.pcFrame}
+}
+
+// splitAt closes the incident at its split point and starts a new one
+// there, holding the header lines since, which then takes the signal line.
+func (in *incident) splitAt(p *parser, ln lineInfo, k lineKind, m []string) bool {
+	sp := in.split
+	if sp == nil {
+		sp = in.splitPoint(ln.no)
+	}
+	c := in.c
+	n := newIncident(p, lineInfo{no: sp.line})
+	nc := n.c
+	nc.Product, nc.Version, nc.Build, nc.BuildType = c.Product, c.Version, c.Build, c.BuildType
+	nc.QueryID, nc.FragmentID, nc.PlanNodeID, nc.TabletID, nc.IsNereids = c.QueryID, c.FragmentID, c.PlanNodeID, c.TabletID, c.IsNereids
+	nc.Trackers, nc.Time, nc.FaultPC = c.Trackers[len(sp.saved.Trackers):], c.Time, c.FaultPC
+	nc.Formats = append([]string(nil), c.Formats[sp.formats:]...)
+	n.pcFrame = in.pcFrame
+	if sp.line > ln.no {
+		nc.StartLine = ln.no
+	}
+	old := sp.saved
+	c.Product, c.Version, c.Build, c.BuildType = old.Product, old.Version, old.Build, old.BuildType
+	c.QueryID, c.FragmentID, c.PlanNodeID, c.TabletID, c.IsNereids = old.QueryID, old.FragmentID, old.PlanNodeID, old.TabletID, old.IsNereids
+	c.Trackers, c.Time, c.FaultPC = old.Trackers, old.Time, old.FaultPC
+	c.Formats = c.Formats[:sp.formats]
+	in.pcFrame = sp.pcFrame
+	if c.EndLine >= sp.line {
+		c.EndLine = max(c.StartLine, sp.line-1)
+	}
+	in.sec = secDone
+	if done := in.finish(p); done != nil {
+		p.out = append(p.out, done)
+	}
+	p.cur = n
+	return n.accept(p, ln, k, m)
+}
+
+// hasFrames reports whether any stack of the incident holds a frame.
+func (in *incident) hasFrames() bool {
+	for _, s := range in.stacks {
+		if len(s.th.Frames) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (in *incident) hasFormat(f string) bool {
@@ -677,11 +868,15 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		}
 		if f, ok := p.parseGDBFrame(text); ok {
 			switch {
-			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "" && sameGDBFrame(in.cur.th.Frames[0], f):
+			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "" && (sameGDBFrame(in.cur.th.Frames[0], f) || sameGDBFunction(in.cur.th.Frames[0], f)):
 				// gdb prints the stop location (#0) when it loads the core,
 				// and the user then typed `bt`: the same thread again.
 				in.cur.th.Frames = in.cur.th.Frames[:0]
 				in.note("gdb printed frame #0 before `bt`: kept the backtrace")
+			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "":
+				// A second `bt` with no thread header between: the next
+				// session's (thread apply all bt prints a header per thread).
+				return false
 			case in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0):
 				in.newStack("gdb", 1)
 			}
@@ -754,9 +949,13 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			return true
 		}
 	}
-	// Foreign line.
+	// Foreign line, unless it starts a stack of another family after this
+	// incident's own frames: a gdb `bt` after a boost dump keeps its #0.
 	if k == kBlank {
 		return true
+	}
+	if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
+		return false
 	}
 	in.gap++
 	if in.sec == secBoost || in.sec == secGlog || in.sec == secCheck {
@@ -885,6 +1084,9 @@ func (in *incident) signal(p *parser, m []string) {
 // boostFrame takes an F1 frame, checking that indices run consecutively.
 func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 	if in.sec != secBoost {
+		if !in.hasSig && in.hasFrames() {
+			return false // a headerless boost dump after another stack: the next incident
+		}
 		if in.hasSig && in.family == "F2" && in.cur != nil && in.cur.origin == "F2" && len(in.cur.th.Frames) == 0 && in.sec == secGlog {
 			// A signal line without reason text followed by boost frames:
 			// one Doris dump whose handler printed no reason, not a glog
@@ -960,6 +1162,9 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 			in.cur.th.Crashed = true
 			in.note("glog frames without a signal line")
 		}
+	}
+	if len(in.cur.th.Frames) > 0 && !in.c.Corrupted && endsAtOutermost(in.cur.th.Frames) && !(f.PC == 0 && f.Function == "" && !f.HasOffset) {
+		return false // the stack already reached its thread's root: the next dump's frames
 	}
 	f.Index = len(in.cur.th.Frames)
 	in.addFrame(p, f, ln)
@@ -1141,6 +1346,17 @@ var hsErrCurrent = mustCompile(`^Current thread \(0x[0-9a-f]+\):\s+\w+ "(.*)" \[
 // sameGDBFrame reports whether two gdb frame lines describe the same frame.
 func sameGDBFrame(a, b Frame) bool {
 	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
+}
+
+// sameGDBFrame's looser twin: the same PC, or the same function when no PC
+// was printed (a stop location whose argument list gdb wrapped differently).
+func sameGDBFunction(a, b Frame) bool {
+	if a.PC != 0 || b.PC != 0 {
+		return a.PC == b.PC
+	}
+	an, _, _ := strings.Cut(a.Function, " (")
+	bn, _, _ := strings.Cut(b.Function, " (")
+	return an != "" && an == bn
 }
 
 // mayContinue says whether next can be the rest of prev, hard-wrapped by a

@@ -1,0 +1,116 @@
+package symbolize
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// singleCrashTexts returns the corpus files (both products) that hold
+// exactly one incident, in name order, with that incident's facts.
+func singleCrashTexts(t testing.TB) ([]string, map[string]string, map[string][]incidentFacts) {
+	t.Helper()
+	texts := map[string]string{}
+	facts := map[string][]incidentFacts{}
+	var names []string
+	for _, prod := range []string{"doris", "starrocks"} {
+		ms, err := filepath.Glob(filepath.Join("..", "testdata", "corpus", prod, "*.txt"))
+		require.NoError(t, err)
+		for _, m := range ms {
+			b, err := os.ReadFile(m)
+			require.NoError(t, err)
+			cs := parseString(t, string(b))
+			if len(cs) != 1 {
+				continue
+			}
+			name := prod + "/" + filepath.Base(m)
+			names = append(names, name)
+			texts[name] = string(b)
+			facts[name] = factsOf(cs, true)
+		}
+	}
+	sort.Strings(names)
+	require.Greater(t, len(names), 100)
+	return names, texts, facts
+}
+
+// joinTexts puts b after a: after a blank line (sep "\n"), or on the next
+// line (sep ""); crlf turns every line end into CRLF.
+func joinTexts(a, b, sep string, crlf bool) string {
+	if !strings.HasSuffix(a, "\n") {
+		a += "\n"
+	}
+	s := a + sep + b
+	if crlf {
+		s = strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return s
+}
+
+// TestBackToBackPairs is issue 10's boundary test: every ordered pair of
+// single-crash corpus files, one after the other (after a blank line, on
+// the next line, and with CRLF line ends), gives the incidents of each
+// file scanned apart: count, kind, signal, crashing-thread frame names and
+// the corrupted flag.
+func TestBackToBackPairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pairs of every corpus file")
+	}
+	names, texts, facts := singleCrashTexts(t)
+	variants := []struct {
+		name string
+		sep  string
+		crlf bool
+	}{{"blank", "\n", false}, {"adjacent", "", false}, {"crlf", "\n", true}}
+	total, kept := 0, 0
+	bad := map[string]int{}
+	for _, a := range names {
+		for _, b := range names {
+			want := append(append([]incidentFacts{}, facts[a]...), facts[b]...)
+			for _, v := range variants {
+				total++
+				got := factsOf(parseString(t, joinTexts(texts[a], texts[b], v.sep, v.crlf)), true)
+				if d := factsDiff(want, got); d == "" {
+					kept++
+				} else {
+					bad[a+" + "+b+" ("+v.name+"): "+d]++
+				}
+			}
+		}
+	}
+	// Report the files that fail most, as first and as second text, with
+	// one example each.
+	byA, byB, example := map[string]int{}, map[string]int{}, map[string]string{}
+	for k := range bad {
+		a, rest, _ := strings.Cut(k, " + ")
+		b, _, _ := strings.Cut(rest, " (")
+		byA[a]++
+		byB[b]++
+		if example[a] == "" || k < example[a] {
+			example[a] = k
+		}
+		if example[b] == "" || k < example[b] {
+			example[b] = k
+		}
+	}
+	report := func(what string, m map[string]int) {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool { return m[ks[i]] > m[ks[j]] || m[ks[i]] == m[ks[j]] && ks[i] < ks[j] })
+		for i, k := range ks {
+			if i < 25 {
+				t.Logf("%s %s fails %d times, e.g. %s", what, k, m[k], example[k])
+			}
+		}
+	}
+	report("first", byA)
+	report("second", byB)
+	t.Logf("back-to-back pairs keeping both incidents: %d of %d (%.2f%%)", kept, total, 100*float64(kept)/float64(total))
+	require.GreaterOrEqual(t, kept*100, total*99, "fewer than 99%% of pairs keep both incidents")
+}
