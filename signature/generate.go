@@ -145,6 +145,8 @@ type frameView struct {
 	why    string // why an unsymbolized frame is not stable
 	glibc  bool   // frame in libc/libpthread (module or glibc source path)
 	raw    string
+	file   string // source file and line, when printed
+	line   int
 	// inlined: the compiler inlined this frame into the next physical
 	// frame (see physicalMask); keys use physical frames only.
 	inlined bool
@@ -185,7 +187,7 @@ func mainBinary(p symbolize.Product) string {
 const nonPIELimit = 1 << 32
 
 func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []symbolize.KernelMapping) frameView {
-	v := frameView{index: f.Index, raw: f.Name()}
+	v := frameView{index: f.Index, raw: f.Name(), file: f.File, line: f.Line}
 	mod := f.Module
 	offset, hasOffset := f.Offset, f.HasOffset
 	name := f.Name()
@@ -447,6 +449,7 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 	prefixAttr := ""
 	leafKept := false  // kept[0] is a crash-site prefix frame
 	inlinedAbove := "" // the innermost named inline frame since the last physical frame
+	lambdaAt := -1     // index of the last bare {lambda} kept
 	n := g.frames
 	for i := start; i < len(frames); i++ {
 		f := &frames[i]
@@ -543,6 +546,17 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			t.add(skipLine(f, "repeats the frame above (recursion or an inlined copy)"))
 			continue
 		}
+		if len(kept) > 0 && kept[len(kept)-1] == Lambda && lambdaAt >= 0 && lambdaOwner(&frames[lambdaAt], f) {
+			// gdb names a lambda's body `operator() (__closure=…)` without
+			// its owner. A frame below in the same source file, calling
+			// from a few lines after the lambda's body, is the function
+			// that defines it and runs it in place (std::visit,
+			// algorithms, scope guards): name the lambda after it, as
+			// the symbol table does.
+			kept[len(kept)-1] = f.name + "::" + Lambda
+			t.add("kept    #" + strconv.Itoa(frames[lambdaAt].index) + " " + kept[len(kept)-1] + ": the bare lambda above is defined in " + f.name +
+				" (" + path.Base(f.file) + ":" + strconv.Itoa(frames[lambdaAt].line) + " runs in it at line " + strconv.Itoa(f.line) + ")")
+		}
 		if len(kept) > 0 && kept[len(kept)-1] == Lambda && strings.HasSuffix(f.name, "::"+Lambda) {
 			// gdb names a lambda's body `operator() (__closure=…)` without
 			// its owner; the std::function invoker below names the closure
@@ -550,6 +564,9 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			kept[len(kept)-1] = f.name
 			t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + ": names the lambda of the frame above")
 			continue
+		}
+		if f.name == Lambda {
+			lambdaAt = i
 		}
 		kept = append(kept, f.name)
 		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name)
@@ -559,6 +576,19 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 		t.add("no frame outside prefix rules: keying on the prefix frames")
 	}
 	return kept, crashFrame, attrs
+}
+
+// lambdaWindow bounds how many lines after a lambda's body its owner may
+// call it from (lambdaOwner).
+const lambdaWindow = 100
+
+// lambdaOwner reports whether frame f, kept right below a bare {lambda}
+// frame lam, is the function that defines the lambda: the same source
+// file, and f calls from at most lambdaWindow lines after the lambda's
+// line. A lambda run elsewhere (a thread pool in another file) stays bare.
+func lambdaOwner(lam, f *frameView) bool {
+	return lam.file != "" && lam.file == f.file && lam.line > 0 && f.line >= lam.line && f.line-lam.line <= lambdaWindow &&
+		!strings.HasSuffix(f.name, Lambda)
 }
 
 // appNamespaces are the top-level namespaces of the backends' own code.

@@ -140,6 +140,26 @@ func TestBareLambdaNamedByInvoker(t *testing.T) {
 	assert.Equal(t, gdb.Key, glog.Key)
 }
 
+// A bare gdb lambda run in place by the function that defines it (the
+// frame below, same file, a few lines further) takes that owner; one run
+// from another file (a thread pool) stays bare.
+func TestBareLambdaOwnerBelow(t *testing.T) {
+	frames := func(file2 string, line2 int) []symbolize.Frame {
+		return []symbolize.Frame{
+			{Index: 0, Function: "operator() (__closure=<optimized out>)", File: "be/src/exec/op.cpp", Line: 113},
+			{Index: 1, PC: 0x10, Function: "starrocks::ThreadPool::dispatch_thread (this=0x1)", File: "be/src/util/threadpool.cpp", Line: 90},
+			{Index: 2, PC: 0x20, Function: "starrocks::Op::send (this=0x1, c=0x2)", File: file2, Line: line2},
+			{Index: 3, PC: 0x30, Function: "worker ()", File: "be/src/main.cpp", Line: 131},
+		}
+	}
+	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/op.cpp", 116)))
+	assert.Equal(t, "SIGSEGV | starrocks::Op::send::{lambda} | starrocks::Op::send | worker", s.Key, strings.Join(s.Trace, "\n"))
+	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/other.cpp", 116)))
+	assert.Equal(t, "SIGSEGV | {lambda} | starrocks::Op::send | worker", s.Key)
+	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/op.cpp", 400)))
+	assert.Equal(t, "SIGSEGV | {lambda} | starrocks::Op::send | worker", s.Key)
+}
+
 func TestKeyNamesNeedCrashSite(t *testing.T) {
 	err := ValidateRules([]Rule{{ID: "x", Role: RolePrefix, Why: "w", Names: []string{"f"}, KeyNames: []KeyName{{Regexp: "f", Name: "g"}}}})
 	require.ErrorIs(t, err, ErrRule)
