@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -178,6 +180,24 @@ func TestBrowser(t *testing.T) {
 	phone, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "report-phone.png"), phone, 0o644))
+
+	// Hostile crash text stays text in the browser too: no script of its
+	// own runs (an alert would open a dialog), no element is injected.
+	hostilePath := filepath.Join(dir, "hostile.html")
+	require.NoError(t, os.WriteFile(hostilePath, render(t, hostileBuckets(), report.Options{Title: hostile}), 0o644))
+	var dialogs atomic.Int32
+	require.NoError(t, chromedp.Listen(bctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			dialogs.Add(1)
+		}
+	}))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate("file://"+hostilePath)))
+	assert.Equal(t, 1, eval(`document.scripts.length`))
+	assert.Equal(t, 0, eval(`document.querySelectorAll("img, iframe, object, embed, textarea").length`))
+	assert.Equal(t, 0, eval(`Array.from(document.querySelectorAll("*")).filter(e => Array.from(e.attributes).some(a => a.name.startsWith("on"))).length`))
+	assert.Equal(t, 1, eval(`document.title.includes("<script>alert(1)</script>") ? 1 : 0`), "the title shows the text as text")
+	assert.Equal(t, 4, eval(`document.querySelectorAll("#top tbody tr").length`))
+	assert.Zero(t, dialogs.Load(), "no alert ran")
 
 	mu.Lock()
 	defer mu.Unlock()

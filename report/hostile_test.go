@@ -23,7 +23,9 @@ import (
 const hostile = `</style></script><script>alert(1)</script><img src=x onerror=alert(2)>"'><svg onload=alert(3)>` +
 	"</textarea>--><!--\x00\u2028`${alert(4)}`"
 
-func TestHostileTextStaysInert(t *testing.T) {
+// hostileBuckets are the synthetic buckets with hostile text in every
+// field a crash or a buckets file can set.
+func hostileBuckets() []report.Bucket {
 	huge := strings.Repeat("std::vector<std::basic_string<char>>::", 40000) // 1.5 MB name
 	results := synthetic()
 	for i, r := range results {
@@ -57,7 +59,11 @@ func TestHostileTextStaysInert(t *testing.T) {
 	for _, r := range results {
 		col.Add(r)
 	}
-	bs := col.Buckets(0.8)
+	return col.Buckets(0.8)
+}
+
+func TestHostileTextStaysInert(t *testing.T) {
+	bs := hostileBuckets()
 	page := render(t, bs, report.Options{Title: hostile})
 	s := string(page)
 	t.Logf("page %d bytes", len(page))
