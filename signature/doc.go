@@ -60,7 +60,10 @@
 // dropped: old glog prints the mangled call operator, newer builds the
 // demangled one, and both are the lambda's body. gdb prints a lambda's
 // body as a bare `operator() (__closure=…)` (the closure type has no
-// name), which is {lambda} too. Hence
+// name), which is {lambda} too; in a key it takes its owner from the
+// frame below when that frame names it (std::function's invoker, whose
+// template argument gdb prints as `owner(…)::<lambda()>`) or calls it in
+// place (same source file, at most 100 lines after the lambda). Hence
 // `starrocks::EvHttpServer::start::{lambda}` for every format.
 //
 // std::function's invoker `std::_Function_handler<Sig, F>::_M_invoke`
