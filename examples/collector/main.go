@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
@@ -37,7 +38,7 @@ func main() {
 func run(ctx context.Context, path string, follow bool, opts pipeline.Options, stdout, stderr io.Writer) int {
 	var r io.ReadCloser
 	if follow {
-		r = pipeline.Follow(ctx, path, 0) // io.EOF once ctx is done
+		r = pipeline.Follow(ctx, path, 100*time.Millisecond) // io.EOF once ctx is done
 		opts.IdleFlush = symbolize.DefaultFollowIdleTimeout
 	} else {
 		f, err := os.Open(path)

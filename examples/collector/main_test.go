@@ -37,7 +37,7 @@ func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
 		done <- run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, pw, io.Discard)
 		pw.Close()
 	}()
-	time.Sleep(300 * time.Millisecond) // the collector is following
+	time.Sleep(time.Second) // the collector is running and following
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.Write(crash)
