@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/crashsig/crashsig/pipeline"
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // The one call from input to answer: every incident of the inputs
@@ -86,4 +87,35 @@ func ExampleBucketer() {
 	// 2× query SIGSEGV, 2 sources, first ../testdata/formats/f1-boost-jvm-chain.txt:4
 	// 1× lifecycle LEAK, 1 sources, first ../testdata/formats/f6-lsan.txt:3
 	// true
+}
+
+// Crashes parsed elsewhere (here by symbolize.ParseAll) are completed in
+// place and answered with the same Result.
+func ExamplePipeline_Complete() {
+	ctx := context.Background()
+	p, err := pipeline.New(ctx, pipeline.Options{AssumeVersion: "3.3.9"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close()
+	dump := `*** Aborted at 1700000000 (unix time) try "date -d @1700000000" if you are using GNU date ***
+*** SIGSEGV (@0x8) received by PID 1 (TID 0x7f0000000700) from PID 8; stack trace: ***
+    @     0x7f0f3a1c4630 (unknown)
+    @          0x3f2a1b0 starrocks::TabletMeta::to_meta_pb()
+    @          0x3f2b2c0 starrocks::TabletMeta::save_meta()
+`
+	crashes, _ := symbolize.ParseAll(ctx, strings.NewReader(dump), symbolize.ScanOptions{Source: "ticket-1234"})
+	for _, c := range crashes {
+		res, err := p.Complete(ctx, c)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(res.Signature.Key)
+		fmt.Println(c.Version, res.VersionSource)
+	}
+	// Output:
+	// SIGSEGV | starrocks::TabletMeta::to_meta_pb | starrocks::TabletMeta::save_meta
+	// 3.3.9 option
 }
