@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -36,6 +37,10 @@ type Catalog struct {
 	loose    []int32 // alternatives found neither by glob nor key (message/kind only)
 	threaded []int32 // alternatives with thread-dump evidence
 	use      []uint8 // per glob id: the evidence sources it is used in
+	// universal are rules with a "*" frame glob, evaluated directly (their
+	// glob would hit every frame); universalGlob is that glob per rule.
+	universal     []int
+	universalGlob map[int]int32
 	views    sync.Pool
 }
 
@@ -413,5 +418,5 @@ func where(file string, line int) string {
 	if file == "" {
 		return "(built in code)"
 	}
-	return path.Clean(file) + ":" + fmt.Sprint(line)
+	return path.Clean(file) + ":" + strconv.Itoa(line)
 }
