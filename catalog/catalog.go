@@ -41,7 +41,7 @@ type Catalog struct {
 	// glob would hit every frame); universalGlob is that glob per rule.
 	universal     []int
 	universalGlob map[int]int32
-	views    sync.Pool
+	views         sync.Pool
 }
 
 type compiledRule struct {

@@ -25,9 +25,9 @@ type stackView struct {
 	// nameHits are the hits on frame names alone (what defects look at).
 	nameHits []hit
 	state    []uint8
-	buf   []int32
-	types []string
-	mods  []modHits
+	buf      []int32
+	types    []string
+	mods     []modHits
 }
 
 type modHits struct {
