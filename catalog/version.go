@@ -542,3 +542,35 @@ func ownFix(d *Defect, ver Version, own fixOn, in *Range) (Status, string, strin
 		fmt.Sprintf("known defect %s, affected %s, fixed in %s: upgrade to %s or later", d.ID, in.Text, own.ver, own.ver),
 		fmt.Sprintf("status affected: %s in range %q; fix on branch %s is %s", ver, in.Text, ver.Branch(), own.ver)
 }
+
+// VersionEvidence says how much a defect's entry knows about versions; it is
+// what `crashsig catalog show` groups defects by ("status of evidence").
+type VersionEvidence string
+
+// The evidence levels, strongest first.
+const (
+	// EvidenceEstablished: at least one first fixed version (Fixed) read in
+	// release notes or stated by a maintainer.
+	EvidenceEstablished VersionEvidence = "established-fix"
+	// EvidenceLikely: no established fix, but a FixedLikely entry (the date
+	// a fix reached a branch).
+	EvidenceLikely VersionEvidence = "likely-fix"
+	// EvidenceAffectedOnly: no fix known, but affected versions are.
+	EvidenceAffectedOnly VersionEvidence = "affected-only"
+	// EvidenceNone: the entry knows no version.
+	EvidenceNone VersionEvidence = "no-versions"
+)
+
+// VersionEvidence returns the strongest kind of version evidence the entry has.
+func (d *Defect) VersionEvidence() VersionEvidence {
+	switch {
+	case len(d.Fixed) > 0:
+		return EvidenceEstablished
+	case len(d.FixedLikely) > 0:
+		return EvidenceLikely
+	case len(d.Affected) > 0:
+		return EvidenceAffectedOnly
+	default:
+		return EvidenceNone
+	}
+}

@@ -60,3 +60,28 @@ func TestStatusLikely(t *testing.T) {
 	assert.Equal(t, StatusVersionUnknown, st)
 	assert.Contains(t, adv, "likely fixed in 3.0.4")
 }
+
+func TestVersionEvidence(t *testing.T) {
+	cases := []struct {
+		d    Defect
+		want VersionEvidence
+	}{
+		{Defect{Fixed: []string{"3.3.9"}, FixedLikely: []string{"3.2.5 (2024-06-21)"}, Affected: []string{"3.3.0 - 3.3.8"}}, EvidenceEstablished},
+		{Defect{FixedLikely: []string{"3.2.5 (2024-06-21)"}}, EvidenceLikely},
+		{Defect{Affected: []string{"3.3.0 - 3.3.8"}}, EvidenceAffectedOnly},
+		{Defect{}, EvidenceNone},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, c.d.VersionEvidence())
+	}
+	// The embedded catalog: every defect has a level, and the established
+	// ones are exactly those with a fixed version.
+	cat, err := Default()
+	require.NoError(t, err)
+	counts := map[VersionEvidence]int{}
+	for _, d := range cat.Defects() {
+		counts[d.VersionEvidence()]++
+	}
+	assert.Equal(t, len(cat.Defects()), counts[EvidenceEstablished]+counts[EvidenceLikely]+counts[EvidenceAffectedOnly]+counts[EvidenceNone])
+	assert.Positive(t, counts[EvidenceEstablished])
+}
