@@ -30,7 +30,8 @@ peak RSS. A second table gives, for each crashsig tool against its llvm
 counterpart, the median and the min–max over the rounds of the same-round
 ratios (llvm/crashsig time for startup and stacks; crashsig/llvm rate for
 steady throughput, by wall and by CPU time).
-Raw runs go to WORKDIR/crashsig-bench/runs.jsonl.
+Raw runs go to WORKDIR/crashsig-bench/runs.jsonl; --from-runs FILE prints
+the tables of such a file (also of an interrupted run) without running.
 """
 import argparse
 import json
@@ -87,7 +88,11 @@ def main():
     ap.add_argument("--variants", default="plain,gz,split")
     ap.add_argument("--tools", default="crashsig,llvm,addr2line")
     ap.add_argument("--inputs", default=",".join(INPUTS))
+    ap.add_argument("--from-runs", default="")
     a = ap.parse_args()
+    if a.from_runs:
+        runs = [json.loads(l) for l in open(a.from_runs) if l.strip()]
+        return report(a, runs, a.tools.split(","), a.variants.split(","))
     cs = a.crashsig
     if not cs:
         cs = os.path.join(w, "crashsig")
@@ -114,6 +119,12 @@ def main():
                     log.flush()
                     print(f"round {rnd} {t:9s} {v:5s} {inp:8s} wall={r['wall_s']:.3f}s rss={r.get('rss_mb', 0):.0f}MB rc={r['rc']}",
                           file=sys.stderr, flush=True)
+    return report(a, runs, sel, variants)
+
+
+def report(a, runs, sel, variants):
+    """Prints the medians table and the same-round ratio table of runs."""
+    nrounds = 1 + max((r["round"] for r in runs), default=0)
     med = {}
     for r in runs:
         med.setdefault((r["tool"], r["variant"], r["input"]), []).append(r)
@@ -138,13 +149,14 @@ def main():
     by = {(r["tool"], r["variant"], r["input"], r["round"]): r for r in runs}
     def rnd_ratio(ours, ref, v, metric):
         out = []
-        for rnd in range(max(a.reps, a.reps100k)):
+        for rnd in range(nrounds):
             g = lambda t, i, f="wall_s": by[(t, v, i, rnd)][f] if (t, v, i, rnd) in by else None
-            if metric in ("startup", "stacks"):
-                i = "pcs_1" if metric == "startup" else "stacks"
-                x, y = g(ours, i), g(ref, i)
+            if metric.startswith(("startup", "stacks")):
+                i = "pcs_1" if metric.startswith("startup") else "stacks"
+                f = "cpu_s" if metric.endswith("-cpu") else "wall_s"
+                x, y = g(ours, i, f), g(ref, i, f)
                 if x and y:
-                    out.append(x / y if metric == "startup" else y / x)
+                    out.append(x / y if metric.startswith("startup") else y / x)
             else:
                 f = "cpu_s" if metric == "steady-cpu" else "wall_s"
                 o10, o100, r10, r100 = g(ours, "pcs_10k", f), g(ours, "pcs_100k", f), g(ref, "pcs_10k", f), g(ref, "pcs_100k", f)
@@ -153,14 +165,14 @@ def main():
         return out
     pairs = [("crashsig", "llvm"), ("crashsig-1p", "llvm"), ("crashsig-raw", "llvm-nd"), ("crashsig-raw-1p", "llvm-nd")]
     print()
-    print("| crashsig tool vs llvm | binary | cold start (time ratio, lower is better) | stacks (× faster) | steady wall (× llvm's rate) | steady per CPU-second (× llvm's) |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| crashsig tool vs llvm | binary | cold start wall (time ratio, lower is better) | cold start CPU | stacks wall (× faster) | stacks CPU | steady wall (× llvm's rate) | steady per CPU-second (× llvm's) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for ours, ref in pairs:
         if ours not in sel or ref not in sel:
             continue
         for v in variants:
             cells = []
-            for metric in ("startup", "stacks", "steady-wall", "steady-cpu"):
+            for metric in ("startup", "startup-cpu", "stacks", "stacks-cpu", "steady-wall", "steady-cpu"):
                 xs = rnd_ratio(ours, ref, v, metric)
                 cells.append("–" if not xs else f"{statistics.median(xs):.2f}× ({min(xs):.2f}–{max(xs):.2f}, n={len(xs)})")
             print(f"| {ours} vs {ref} | {v} | " + " | ".join(cells) + " |")
