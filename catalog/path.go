@@ -187,8 +187,9 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 			continue
 		}
 		f := &th[i]
-		if !f.Java && !isProductName(name) {
-			types = productTypes(types[:0], f.Name())
+		if raw := f.Name(); !f.Java && !isProductName(name) && (isMangledText(raw) || strings.IndexByte(raw, '<') >= 0) {
+			// product names hide in template arguments (and mangled names)
+			types = productTypes(types[:0], raw)
 			for _, t := range types {
 				v.nTypes++
 				buf = c.ix.matches(buf[:0], t, sc)
