@@ -32,7 +32,7 @@
 // Cores and Doris dumps do not print the version that crashed, and the
 // catalog's status needs it. A version printed by the incident wins; else
 // the startup banner earlier in the same input (the same process
-// lifetime: be.INFO and be.out print it when the backend starts); else
+// lifetime: the ` version …` line the backend logs when it starts); else
 // Options.VersionOf (per file or directory) or Options.AssumeVersion.
 // Result.VersionSource says which, and the classification's evidence
 // starts with a line saying so when the version did not come from the
