@@ -46,6 +46,12 @@ type Options struct {
 	// MaxCoreFrames caps the frames unwound per thread of a core (default
 	// 512; symbolize.CoreOptions.MaxFrames).
 	MaxCoreFrames int
+	// Fetcher, when set, fetches debug files and executables by build-id
+	// from a symbol server (package symbolize/debuginfod): a core's
+	// modules not found on disk (symbolize.CoreOptions.Fetcher), and the
+	// debug file of a binary without DWARF (symbolize.FetchDebugFile). Nil:
+	// nothing touches the network.
+	Fetcher symbolize.DebugFetcher
 
 	// Catalog classifies; nil means catalog.Default().
 	Catalog *catalog.Catalog
@@ -140,7 +146,15 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 			return nil, err
 		}
-		b, err := symbolize.OpenBinaryContext(ctx, path, symbolize.BinaryOptions{DebugDirs: p.debugDirs})
+		bo := symbolize.BinaryOptions{DebugDirs: p.debugDirs}
+		if opts.Fetcher != nil {
+			dbg, err := symbolize.FetchDebugFile(ctx, opts.Fetcher, path)
+			if err != nil {
+				p.warnings = append(p.warnings, path+": "+err.Error())
+			}
+			bo.DebugFile = dbg
+		}
+		b, err := symbolize.OpenBinaryContext(ctx, path, bo)
 		if err != nil {
 			p.Close()
 			return nil, err
@@ -346,6 +360,7 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 		Sysroot:      p.opts.Sysroot,
 		NoDiskLookup: p.opts.NoHostFiles,
 		MaxFrames:    p.opts.MaxCoreFrames,
+		Fetcher:      p.opts.Fetcher,
 	})
 	if err != nil {
 		return nil, inputError(name, err)
