@@ -78,9 +78,8 @@ func (f *classifyFn) Teardown() error {
 }
 
 // openPipeline builds the library pipeline from c: binaries on remote
-// filesystems are copied to a local temporary directory, and with
-// debuginfod servers the binaries' missing debug files are fetched by
-// build-id and cores' modules are fetched through CoreOptions.Fetcher.
+// filesystems are copied to a local temporary directory, and debuginfod
+// servers become pipeline.Options.Fetcher.
 func openPipeline(ctx context.Context, c Config) (*pipeline.Pipeline, []string, error) {
 	var tmps []string
 	opts := pipeline.Options{AssumeVersion: c.AssumeVersion, DebugDirs: c.DebugDirs}
@@ -101,38 +100,16 @@ func openPipeline(ctx context.Context, c Config) (*pipeline.Pipeline, []string, 
 		opts.Binaries = append(opts.Binaries, local)
 	}
 	if urls := strings.Fields(c.DebuginfodURLs); len(urls) > 0 {
-		client := &debuginfod.Client{URLs: urls, CacheDir: os.Getenv("DEBUGINFOD_CACHE_PATH")}
-		setFetcher(&opts, client)
-		// Raw PCs: a binary without DWARF gets its debug file from the
-		// server, offered to the library as a .build-id debug directory.
-		for _, b := range opts.Binaries {
-			dbg, err := symbolize.FetchDebugFile(ctx, client, b)
-			if err != nil || dbg == "" {
-				if err != nil {
-					log.Warnf(ctx, "debuginfod: %s: %v", b, err)
-				}
-				continue
-			}
-			id, err := debuginfod.BuildID(b)
-			if err != nil || len(id) < 3 {
-				continue
-			}
-			dir, err := os.MkdirTemp("", "crashsig-beam-debug-*")
-			if err != nil {
-				return nil, tmps, err
-			}
-			tmps = append(tmps, dir)
-			link := filepath.Join(dir, ".build-id", id[:2], id[2:]+".debug")
-			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-				return nil, tmps, err
-			}
-			if err := os.Symlink(dbg, link); err != nil {
-				return nil, tmps, err
-			}
-			opts.DebugDirs = append(opts.DebugDirs, dir)
-		}
+		// Cores' modules and debug files, and the debug files of binaries
+		// without DWARF (raw PCs), are fetched by build-id.
+		opts.Fetcher = &debuginfod.Client{URLs: urls, CacheDir: os.Getenv("DEBUGINFOD_CACHE_PATH")}
 	}
 	p, err := pipeline.New(ctx, opts)
+	if err == nil {
+		for _, w := range p.Warnings() {
+			log.Warnf(ctx, "%s", w)
+		}
+	}
 	return p, tmps, err
 }
 
