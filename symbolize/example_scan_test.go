@@ -60,5 +60,5 @@ func ExampleParseAll() {
 	// Output:
 	// _ZZN9starrocks12EvHttpServer5startEvENKUlvE_clEv
 	// starrocks::EvHttpServer::start()::{lambda()#1}::operator()() const
-	// true fewer than 3 frames: the dump was cut short
+	// true dump cut by the end of the input: no thread root frame and no end marker; fewer than 3 frames: the dump was cut short
 }

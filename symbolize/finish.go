@@ -324,9 +324,15 @@ func (in *incident) chooseThreads(p *parser) {
 			th.ID = c.TID
 		}
 		in.placePCFrame(&th)
-		if in.eof && !in.ended && !in.blank && !endsAtRoot(th.Frames) && (best.origin == "F1" || best.origin == "F2" || best.origin == "F3") && in.sec != secDone {
+		if in.cutBy != "" && in.unfinished(best, th.Frames) {
+			// A complete dump ends at its thread's root (clone,
+			// start_thread, main, glog's null frame) or with its own end
+			// marker (F1's blank line); formats spec §4 F1.5, F2.5.
 			th.Truncated = true
-			in.note("input ended inside the dump: frames may be missing")
+			if in.eof {
+				in.note("input ended inside the dump: frames may be missing")
+			}
+			in.corrupt("dump cut by " + in.cutBy + ": no thread root frame and no end marker")
 		}
 		c.Threads = append(c.Threads, th)
 		for _, s := range in.stacks {
@@ -540,7 +546,29 @@ func endsAtRoot(frames []Frame) bool {
 	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
 		return true // `@ 0x0 (unknown)` / `@ (nil) (unknown)`
 	}
-	return threadRoots[last.Function]
+	if threadRoots[last.Function] {
+		return true
+	}
+	// glog prints clone as a bare libc address: `@ 0x7f… (/lib64/libc.so.6+0x…)`.
+	return last.Function == "" && (strings.Contains(last.Module, "libc.so") || strings.Contains(last.Module, "libc-"))
+}
+
+// unfinished reports whether the crashing stack of a text dump stops before
+// its end: neither the dump's end marker nor a thread root frame was seen,
+// or its last frame line was cut inside its argument list.
+func (in *incident) unfinished(best *stack, frames []Frame) bool {
+	switch best.origin {
+	case "F1", "F2", "F3":
+	default:
+		return false
+	}
+	if len(frames) == 0 || in.ended || in.sec == secDone || in.c.Corrupted {
+		return false
+	}
+	if openParens(frames[len(frames)-1].Raw) > 0 {
+		return true
+	}
+	return !endsAtRoot(frames)
 }
 
 // endsAtOutermost reports whether a frame list ends with a frame nothing can

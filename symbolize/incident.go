@@ -64,6 +64,7 @@ type incident struct {
 	split                       *split // where a dump header followed an abort cause
 	assertLine                  bool   // a C assert() message was seen
 	lastKind                    lineKind
+	cutBy                       string // what closed the incident, when not its own end (EOF, a start marker, the next incident)
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -762,7 +763,7 @@ func (in *incident) splitAt(p *parser, ln lineInfo, k lineKind, m []string) bool
 	if c.EndLine >= sp.line {
 		c.EndLine = max(c.StartLine, sp.line-1)
 	}
-	in.sec = secDone
+	in.cutBy = fmt.Sprintf("the dump header at line %d, which starts the next incident", sp.line)
 	if done := in.finish(p); done != nil {
 		p.out = append(p.out, done)
 	}
@@ -818,9 +819,15 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.used(ln)
 			return true
 		}
+		if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
+			return false // a boost or glog dump after a report cut before ABORTING
+		}
 		in.used(ln)
 		return true // sanitizer reports have many descriptive lines
 	case secSanTail:
+		if k == kOther && in.startsOtherStack(p, text) {
+			return false
+		}
 		in.used(ln)
 		return true
 	case secJVM:
@@ -928,6 +935,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		}
 		in.used(ln)
 		return true
+	}
+	if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
+		return false
 	}
 	// Hard wrap inside a token: join to the previous frame line.
 	if k == kOther && len(in.prevText) >= 120 && ln.no == in.prevNo+1 && in.cur != nil && len(in.cur.th.Frames) > 0 && mayContinue(in.prevText, text) {
@@ -1166,6 +1176,11 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 	if len(in.cur.th.Frames) > 0 && !in.c.Corrupted && endsAtOutermost(in.cur.th.Frames) && !(f.PC == 0 && f.Function == "" && !f.HasOffset) {
 		return false // the stack already reached its thread's root: the next dump's frames
 	}
+	if isHandlerFrame(f.Name()) && len(in.cur.th.Frames) > 3 && !in.c.Corrupted && !hasHandlerFrame(in.cur.th.Frames) {
+		// A signal handler's frame deep in a stack without one: the
+		// frames of the next dump, which begin at the handler.
+		return false
+	}
 	f.Index = len(in.cur.th.Frames)
 	in.addFrame(p, f, ln)
 	return true
@@ -1346,6 +1361,16 @@ var hsErrCurrent = mustCompile(`^Current thread \(0x[0-9a-f]+\):\s+\w+ "(.*)" \[
 // sameGDBFrame reports whether two gdb frame lines describe the same frame.
 func sameGDBFrame(a, b Frame) bool {
 	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
+}
+
+// hasHandlerFrame reports whether a frame list holds a signal handler's frame.
+func hasHandlerFrame(frames []Frame) bool {
+	for i := range frames {
+		if isHandlerFrame(frames[i].Name()) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameGDBFrame's looser twin: the same PC, or the same function when no PC

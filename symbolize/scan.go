@@ -487,6 +487,9 @@ func (p *parser) inert(view string) (lineKind, bool) {
 func (p *parser) logical(ln lineInfo) {
 	k, m := p.classify(ln.text)
 	if k == kStart {
+		if p.cur != nil {
+			p.cur.cutBy = "a process start marker"
+		}
 		p.closeCurrent()
 		p.banner = banner{}
 		p.pending = p.pending[:0]
@@ -510,6 +513,9 @@ func (p *parser) logical(ln lineInfo) {
 	if p.cur != nil {
 		if p.cur.accept(p, ln, k, m) {
 			return
+		}
+		if p.cur != nil {
+			p.cur.cutBy = fmt.Sprintf("line %d, which it cannot hold", ln.no)
 		}
 		p.closeCurrent()
 	}
@@ -623,7 +629,9 @@ func (p *parser) closeCurrent() {
 func (p *parser) finish(eof bool) []*Crash {
 	if p.cur != nil {
 		p.cur.eof = eof
-		if !eof {
+		if eof {
+			p.cur.cutBy = "the end of the input"
+		} else {
 			p.cur.note("scan stopped by the caller while the incident was open")
 		}
 	}
