@@ -71,8 +71,10 @@
 //     frame it is added from the PC line (noted in Crash.Notes).
 //   - Thread names lie (a JVM thread inherits the name of the native thread
 //     that created it); they are carried as observed names only.
-//   - A gdb frame without an address is an inline frame (gdb prints none
-//     for them) except frame #0.
+//   - gdb prints `0xADDR in` on the innermost frame of each inline group
+//     (and may omit it on #0) and no address on the other frames of the
+//     group, the callers it was inlined into; the last frame of a group is
+//     the physical function. All but that last frame are marked Inlined.
 //
 // # Symbolization and cores
 //

@@ -280,21 +280,20 @@ func splitFileLine(s string) (file string, line, col int, ok bool) {
 //	#4  0x00007f88aa0b0387 in raise () from /lib64/libc.so.6
 //	#3  <signal handler called>
 //
-// A frame without an address is an inline frame (gdb prints no address for
-// them) unless it is frame 0; the signal boundary becomes a frame whose
-// Function is "<signal handler called>".
+// The signal boundary becomes a frame whose Function is "<signal handler
+// called>". Which frames are inlined is decided by the assembler from the
+// frames around (see incident.gdbFrame): gdb prints an address on the
+// innermost frame of each inline group only.
 func (p *parser) parseGDBFrame(s string) (Frame, bool) {
 	idx, rest, ok := hashIndex(s)
 	if !ok {
 		return Frame{}, false
 	}
 	f := Frame{Index: idx, Raw: s}
-	hasAddr := false
 	if strings.HasPrefix(rest, "0x") {
 		if j := strings.Index(rest, " in "); j > 0 {
 			if v, ok := parseHex(rest[:j]); ok {
 				f.PC = Addr(v)
-				hasAddr = true
 				rest = rest[j+4:]
 			}
 		} else if v, ok := parseHex(strings.TrimSpace(rest)); ok {
@@ -319,7 +318,6 @@ func (p *parser) parseGDBFrame(s string) (Frame, bool) {
 	if rest != "??" {
 		p.setFunction(&f, rest)
 	}
-	f.Inlined = !hasAddr && f.Index > 0
 	return f, true
 }
 

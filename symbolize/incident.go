@@ -887,6 +887,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			case in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0):
 				in.newStack("gdb", 1)
 			}
+			in.gdbInline(f)
 			in.addFrame(p, f, ln)
 			return true
 		}
@@ -1361,6 +1362,22 @@ var hsErrCurrent = mustCompile(`^Current thread \(0x[0-9a-f]+\):\s+\w+ "(.*)" \[
 // sameGDBFrame reports whether two gdb frame lines describe the same frame.
 func sameGDBFrame(a, b Frame) bool {
 	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
+}
+
+// gdbInline marks inline frames of a gdb backtrace as frame f arrives. gdb
+// prints `0xADDR in` on the innermost frame of each inline group (and may
+// omit it on #0) and no address on the other frames of the group, the
+// callers the innermost one was inlined into; the last frame of a group is
+// the physical function. So a frame without an address after frame #0
+// continues the group of the frame before it, which is therefore inlined.
+func (in *incident) gdbInline(f Frame) {
+	if in.cur == nil || len(in.cur.th.Frames) == 0 || f.Index == 0 || f.PC != 0 || f.Function == "<signal handler called>" {
+		return
+	}
+	prev := &in.cur.th.Frames[len(in.cur.th.Frames)-1]
+	if prev.Index == f.Index-1 && prev.Function != "<signal handler called>" {
+		prev.Inlined = true
+	}
 }
 
 // hasHandlerFrame reports whether a frame list holds a signal handler's frame.
