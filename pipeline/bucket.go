@@ -163,6 +163,16 @@ func (b *Bucketer) Buckets(threshold float64) []Bucket {
 		out = append(out, bk)
 	}
 	b.mu.Unlock()
+	return SortBuckets(out, threshold)
+}
+
+// SortBuckets orders buckets as Bucketer.Buckets returns them: by path
+// (catalog.Paths order), then count descending, key and defect. With
+// threshold > 0 it also sets each bucket's Similar to the buckets of its
+// path whose frames score at least threshold (signature.NearDuplicates).
+// It is for buckets merged outside a Bucketer (examples/beam combines
+// per-file buckets); out is sorted in place and returned.
+func SortBuckets(out []Bucket, threshold float64) []Bucket {
 	order := map[catalog.Path]int{}
 	for i, p := range catalog.Paths() {
 		order[p] = i
@@ -177,6 +187,9 @@ func (b *Bucketer) Buckets(threshold float64) []Bucket {
 		return cmp.Or(cmp.Compare(order[x.Path], order[y.Path]), cmp.Compare(string(x.Path), string(y.Path)),
 			cmp.Compare(y.Count, x.Count), cmp.Compare(x.Key, y.Key), cmp.Compare(defectID(&x), defectID(&y)))
 	})
+	for i := range out {
+		out[i].Similar = nil
+	}
 	if threshold <= 0 {
 		return out
 	}
