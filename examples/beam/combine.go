@@ -157,55 +157,14 @@ func mergeSeen(a, b []Seen) ([]Seen, []string) {
 	return out, vals
 }
 
-// finalBuckets orders merged buckets as pipeline.Bucketer.Buckets does
-// (path in catalog.Paths order, count descending, key, defect) and, with
-// threshold > 0, lists each bucket's similar buckets of the same path
-// (signature.NearDuplicates).
+// finalBuckets orders merged buckets and lists similar ones as
+// `crashsig buckets` does (pipeline.SortBuckets).
 func finalBuckets(ps []Partial, threshold float64) []pipeline.Bucket {
 	out := make([]pipeline.Bucket, len(ps))
 	for i, p := range ps {
 		out[i] = p.Bucket
-		out[i].Similar = nil
 	}
-	order := map[catalog.Path]int{}
-	for i, p := range catalog.Paths() {
-		order[p] = i
-	}
-	defectID := func(b *pipeline.Bucket) string {
-		if b.Defect == nil {
-			return ""
-		}
-		return b.Defect.ID
-	}
-	slices.SortFunc(out, func(x, y pipeline.Bucket) int {
-		return cmp.Or(cmp.Compare(order[x.Path], order[y.Path]), cmp.Compare(string(x.Path), string(y.Path)),
-			cmp.Compare(y.Count, x.Count), cmp.Compare(x.Key, y.Key), cmp.Compare(defectID(&x), defectID(&y)))
-	})
-	if threshold <= 0 {
-		return out
-	}
-	for lo := 0; lo < len(out); {
-		hi := lo + 1
-		for hi < len(out) && out[hi].Path == out[lo].Path {
-			hi++
-		}
-		sb := make([]signature.Bucket, hi-lo)
-		byID := map[string][]int{}
-		for i := lo; i < hi; i++ {
-			sb[i-lo] = out[i].Bucket
-			byID[out[i].ID] = append(byID[out[i].ID], i)
-		}
-		for _, d := range signature.NearDuplicates(sb, threshold) {
-			for _, i := range byID[d.A] {
-				out[i].Similar = append(out[i].Similar, pipeline.SimilarBucket{ID: d.B, Key: d.KeyB, Score: d.Score})
-			}
-			for _, i := range byID[d.B] {
-				out[i].Similar = append(out[i].Similar, pipeline.SimilarBucket{ID: d.A, Key: d.KeyA, Score: d.Score})
-			}
-		}
-		lo = hi
-	}
-	return out
+	return pipeline.SortBuckets(out, threshold)
 }
 
 // encodePartial and decodePartial are the Beam coder of Partial (JSON:
