@@ -657,6 +657,24 @@ func (in *incident) closedBy(k lineKind) bool {
 		return in.sec == secHeader && !in.isCause() && (c.Kind == KindUnknown || c.Kind == KindSignal)
 	case kKernelSegv, kKernelTrap:
 		return in.hasFrames()
+	case kGDBCore, kGDBTerminated, kJstackStart, kDorisAPIStart, kDiagGroup:
+		return in.sec == secHeader // a signal dump's header, cut before its frames
+	case kSignal:
+		// A signal line comes before its frames: after another dump's
+		// frames it starts the next incident, unless it is the abort dump
+		// of a cause (a check failure's frames, then its SIGABRT dump).
+		return !in.hasSig && !in.isCause() && in.hasDumpFrames()
+	}
+	return false
+}
+
+// hasDumpFrames reports whether a stack other than a kernel line's holds a
+// frame.
+func (in *incident) hasDumpFrames() bool {
+	for _, s := range in.stacks {
+		if s.origin != "kernel" && len(s.th.Frames) > 0 {
+			return true
+		}
 	}
 	return false
 }
@@ -806,6 +824,13 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			}
 		}
 	case secSanitizer:
+		if len(text) > 0 && text[0] == '#' && in.hasFrames() {
+			// Sanitizer frames are indented; a `#0` at the start of the
+			// line after a report is a gdb backtrace, the next incident.
+			if f, ok := p.parseGDBFrame(text); ok && f.Index == 0 {
+				return false
+			}
+		}
 		if f, ok := p.parseSanitizerFrame(text); ok {
 			if in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0) {
 				in.newStack("F6-aux", 0)
@@ -1177,7 +1202,7 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 	if len(in.cur.th.Frames) > 0 && !in.c.Corrupted && endsAtOutermost(in.cur.th.Frames) && !(f.PC == 0 && f.Function == "" && !f.HasOffset) {
 		return false // the stack already reached its thread's root: the next dump's frames
 	}
-	if isHandlerFrame(f.Name()) && len(in.cur.th.Frames) > 3 && !in.c.Corrupted && !hasHandlerFrame(in.cur.th.Frames) {
+	if isHandlerFrame(f.Name()) && !in.c.Corrupted && len(in.cur.th.Frames)-lastHandlerFrame(in.cur.th.Frames) > 4 {
 		// A signal handler's frame deep in a stack without one: the
 		// frames of the next dump, which begin at the handler.
 		return false
@@ -1380,14 +1405,15 @@ func (in *incident) gdbInline(f Frame) {
 	}
 }
 
-// hasHandlerFrame reports whether a frame list holds a signal handler's frame.
-func hasHandlerFrame(frames []Frame) bool {
-	for i := range frames {
+// lastHandlerFrame returns the index of the last signal handler's frame in
+// a frame list, or -1.
+func lastHandlerFrame(frames []Frame) int {
+	for i := len(frames) - 1; i >= 0; i-- {
 		if isHandlerFrame(frames[i].Name()) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // sameGDBFrame's looser twin: the same PC, or the same function when no PC

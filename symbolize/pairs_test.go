@@ -114,7 +114,7 @@ func TestBackToBackPairs(t *testing.T) {
 	t.Logf("back-to-back pairs keeping both incidents: %d of %d (%.2f%%)", kept, total, 100*float64(kept)/float64(total))
 	// Issue 10 asks for 99%; the floor is the figure reached so far, so
 	// that it cannot fall back.
-	require.GreaterOrEqual(t, kept*1000, total*955, "fewer than 95.5%% of pairs keep both incidents")
+	require.GreaterOrEqual(t, kept*1000, total*960, "fewer than 96%% of pairs keep both incidents")
 }
 
 // TestConcatenated200 scans 200 single-crash corpus texts one after the
