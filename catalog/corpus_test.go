@@ -58,7 +58,8 @@ var jniScanRE = regexp.MustCompile(`(?i)\bscan|scanner|reader|hdfs|jdbc`)
 // query exchange and bthread machinery), startup → lifecycle (the label
 // covers shutdown too), jni → scan when the label's reason names a
 // scanner/reader/file/JDBC, else query; other → excluded (the labeller
-// could not tell the path from the text).
+// could not tell the path from the text). Files moved in from the
+// validation set keep its vocabulary (query, lifecycle).
 func expectedPath(l corpusLabel) (Path, bool) {
 	switch l.Path {
 	case "scan":
@@ -67,9 +68,9 @@ func expectedPath(l corpusLabel) (Path, bool) {
 		return PathBackground, true
 	case "load":
 		return PathLoad, true
-	case "query-exec", "rpc":
+	case "query-exec", "rpc", "query":
 		return PathQuery, true
-	case "startup":
+	case "startup", "lifecycle":
 		return PathLifecycle, true
 	case "jni":
 		if jniScanRE.MatchString(l.PathReason) {
