@@ -340,3 +340,11 @@ paths:
 var knownOverfit = map[string]string{
 	"background-queue-gauges": "rests on one source fact (only GlobalDriverExecutor's metric gauges call the queues' size()); the corpus has one such crash",
 }
+
+func TestMechanismEndWholeNames(t *testing.T) {
+	frames := []string{"google::LogMessage::Fail", "__GI_abort", "starrocks::TxnManager::abort_txn", "starrocks::lake::abort_compaction", "starrocks::Daemon::run"}
+	assert.Equal(t, 2, mechanismEnd(frames, signature.Signature{}), "product functions named abort_* are work, not the crash mechanism")
+	assert.True(t, isMechanism("raise"))
+	assert.False(t, isMechanism("doris::raise_error"))
+	assert.True(t, isMechanism("os::Linux::chained_handler"))
+}

@@ -310,7 +310,6 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 type ruleHold struct {
 	at  int // frame index (-1: a weak rule)
 	h   hit
-	via string // evidence line fragment
 }
 
 // ruleHolds returns the innermost frame at which rule i holds, with the
@@ -406,8 +405,6 @@ func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) 
 	return a.ID < b.ID
 }
 
-// noQuery reports the weak hint that no query was attached to the thread.
-func noQuery(crash *symbolize.Crash) bool { return queryIDState(crash) == QueryIDZero }
 
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
 	qs := queryIDState(crash)
@@ -594,8 +591,28 @@ func (c *Catalog) missing(sv *stackView, qs, thread string) string {
 }
 
 // mechanismMarks are substrings of normalized frame names of the crash
-// mechanism (signal handlers, abort, glog's fatal path).
-var mechanismMarks = [...]string{"SignalHandler", "signal_handler", "JVM_handle_linux_signal", "chained_handler", "<signal handler called>", "__restore_rt", "google::LogMessage", "google::ReadFromOffset", "__GI_raise", "__GI_abort", "pthread_kill", "__pthread_kill", "raise", "abort", "__assert_fail", "__cxa_throw", "std::terminate", "__gnu_cxx::__verbose_terminate_handler", "__sanitizer", "__asan", "__interceptor"}
+// mechanism (signal handlers, glog's fatal path, sanitizer runtimes), and
+// mechanismNames are whole C function names of it: a product function such
+// as TxnManager::abort_txn must not be taken for abort.
+var (
+	mechanismMarks = [...]string{"SignalHandler", "signal_handler", "JVM_handle_linux_signal", "chained_handler", "<signal handler called>", "google::LogMessage", "google::ReadFromOffset", "std::terminate", "__gnu_cxx::__verbose_terminate_handler", "__sanitizer", "__asan", "__interceptor"}
+	mechanismNames = [...]string{"__restore_rt", "__GI_raise", "__GI_abort", "pthread_kill", "__pthread_kill", "__pthread_kill_implementation", "__pthread_kill_internal", "raise", "abort", "__assert_fail", "__cxa_throw"}
+)
+
+// isMechanism reports whether a normalized frame name belongs to the crash mechanism.
+func isMechanism(f string) bool {
+	for _, m := range mechanismNames {
+		if f == m {
+			return true
+		}
+	}
+	for _, m := range mechanismMarks {
+		if strings.Contains(f, m) {
+			return true
+		}
+	}
+	return false
+}
 
 // mechanismEnd returns the index of the first frame after the crash
 // mechanism: the signature's crash frame when it is in the stack, else the
@@ -608,11 +625,8 @@ func mechanismEnd(frames []string, sig signature.Signature) int {
 	}
 	end := 0
 	for i, f := range frames[:min(len(frames), 16)] {
-		for _, m := range mechanismMarks {
-			if strings.Contains(f, m) {
-				end = i + 1
-				break
-			}
+		if isMechanism(f) {
+			end = i + 1
 		}
 	}
 	return end
