@@ -308,8 +308,8 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 
 // ruleHold is where and how a rule holds.
 type ruleHold struct {
-	at  int // frame index (-1: a weak rule)
-	h   hit
+	at int // frame index (-1: a weak rule)
+	h  hit
 }
 
 // ruleHolds returns the innermost frame at which rule i holds, with the
@@ -404,7 +404,6 @@ func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) 
 	}
 	return a.ID < b.ID
 }
-
 
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
 	qs := queryIDState(crash)
