@@ -168,17 +168,18 @@ type FetchOptions struct {
 // server tried, in order. It matches each of them with errors.Is, so
 // errors.Is(err, ErrNotFound) is true when some server said 404.
 type FetchError struct {
-	BuildID string
-	Kind    Kind
-	Servers []ServerError
+	BuildID string        // the build-id asked for (lower-case hex)
+	Kind    Kind          // the artifact asked for
+	Servers []ServerError // one per server tried, in order (or the cached miss)
 }
 
 // ServerError is one server's failure.
 type ServerError struct {
-	URL string
-	Err error
+	URL string // the full request URL (or the cache entry of a cached miss)
+	Err error  // wraps ErrNotFound, ErrUnreachable, ErrTooLarge or ErrBuildIDMismatch
 }
 
+// Error lists the failure of each server tried.
 func (e *FetchError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "debuginfod: %s of build-id %s:", e.Kind, e.BuildID)
