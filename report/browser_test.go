@@ -57,6 +57,11 @@ func browserOptions(bin, userDir string, w, h int) []chromedp.ExecAllocatorOptio
 		chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
+		// Belt and braces: every request that is not for 127.0.0.1 or a
+		// file goes to a closed local port, and no host name resolves.
+		chromedp.ProxyServer("127.0.0.1:9"),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.UserDataDir(userDir),
 		chromedp.WindowSize(w, h),
 	}
