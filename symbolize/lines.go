@@ -352,12 +352,6 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 // the length of the prefix learned from them (0 when none), else keeps t
 // as the previous line (number no; idle when no incident saw it).
 func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
-	if l.hasPrev && l.prevNo == no-1 && sameLength(l.prev, t) {
-		// A log loop: the same line again but for its digits, most likely
-		// (checked at a few places). It teaches nothing; skip the walk.
-		l.prevNo, l.prevIdle = no, idle
-		return 0
-	}
 	if l.hasPrev && l.prevNo == no-1 {
 		if e := learnPrefix(l.prev, t); e > 0 {
 			l.shape = string(t[:e])
@@ -518,20 +512,4 @@ func contentStarts(b []byte) bool {
 	v := unsafe.String(&b[0], len(b))
 	r, _ := allRules.match(v, v, false)
 	return r != nil
-}
-
-// sameLength is a cheap guess that two lines are equal but for their digits:
-// the same length, and the same byte (or both digits) at nine places.
-func sameLength(a, b []byte) bool {
-	n := len(a)
-	if n != len(b) || n < 16 {
-		return false
-	}
-	for k := 0; k <= 8; k++ {
-		i := k * (n - 1) / 8
-		if a[i] != b[i] && !(isDigit(a[i]) && isDigit(b[i])) {
-			return false
-		}
-	}
-	return true
 }
