@@ -175,10 +175,13 @@ func (s *Scanner) Crash() *Crash { return s.cur }
 func (s *Scanner) Err() error { return s.err }
 
 // All returns an iterator over the remaining incidents; check Err after it.
+// Leaving the loop early closes the Scanner (see Close), so that a live
+// Scanner's reading goroutine does not outlive the loop.
 func (s *Scanner) All(ctx context.Context) iter.Seq[*Crash] {
 	return func(yield func(*Crash) bool) {
 		for s.NextContext(ctx) {
 			if !yield(s.Crash()) {
+				s.Close()
 				return
 			}
 		}
