@@ -318,6 +318,7 @@ type prefixLearner struct {
 	hasPrev  bool
 	prevNo   int  // line number of prev
 	prevIdle bool // prev was dropped by the idle path (no incident saw it)
+	prevCut  bool // prev is only the first maxPrefixBytes+2 bytes of its line
 }
 
 // strip removes the learned prefix from t; it returns the rest and whether
@@ -359,24 +360,26 @@ func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
 		}
 	}
 	l.prev = append(l.prev[:0], t[:min(len(t), maxPrefixBytes+2)]...)
-	l.hasPrev, l.prevNo, l.prevIdle = true, no, idle
+	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut = true, no, idle, len(t) > maxPrefixBytes+2
 	return 0
 }
 
 // relearnPrev returns the previous line without the prefix just learned
 // from it, when no incident saw it: it may have been the first line of a
-// dump. The returned bytes stay valid until the next call of learn.
-func (l *prefixLearner) relearnPrev(no int) ([]byte, int, bool) {
+// dump. Only the start of a long line is kept: info.truncated says so, so
+// that a dump read from it is marked cut. The returned bytes stay valid
+// until the next call of learn.
+func (l *prefixLearner) relearnPrev(no int) (rest []byte, info lineInfo, ok bool) {
 	if !l.hasPrev && !l.prevIdle || !l.prevIdle || l.prevNo != no-1 || len(l.prev) == 0 {
-		return nil, 0, false
+		return nil, lineInfo{}, false
 	}
 	l.prevIdle, l.hasPrev = false, false
-	rest, ok := l.strip(l.prev)
+	rest, ok = l.strip(l.prev)
 	if !ok {
-		return nil, 0, false
+		return nil, lineInfo{}, false
 	}
 	rest, _, _ = normalizeLine(rest)
-	return rest, l.prevNo, len(rest) > 0
+	return rest, lineInfo{no: l.prevNo, prefixed: true, truncated: l.prevCut}, len(rest) > 0
 }
 
 // matchPrefix returns the length of the text matching shape at the start of

@@ -368,8 +368,8 @@ func (p *parser) physical(b []byte, truncated bool) {
 		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) {
 			text, prefixed, stripped = text[k:], true, true
 			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
-				if prev, no, ok := p.pfx.relearnPrev(p.lineNo); ok {
-					p.process(prev, lineInfo{no: no, prefixed: true})
+				if prev, info, ok := p.pfx.relearnPrev(p.lineNo); ok {
+					p.process(prev, info)
 				}
 			}
 		}
@@ -392,10 +392,10 @@ func (p *parser) physical(b []byte, truncated bool) {
 				return
 			}
 		} else {
-			if prev, no, ok := p.pfx.relearnPrev(p.lineNo); ok {
+			if prev, info, ok := p.pfx.relearnPrev(p.lineNo); ok {
 				// The line before taught nothing alone; with the prefix
 				// known it may be the first line of a dump.
-				p.process(prev, lineInfo{no: no, prefixed: true})
+				p.process(prev, info)
 			}
 			text, _, _ = normalizeLine(text[learned:])
 			prefixed = true
