@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"sync"
@@ -66,6 +67,9 @@ type bucketKey struct {
 type bucketAcc struct {
 	Bucket
 	products, versions, sources map[string]bool
+	// seen holds a 64-bit FNV hash of every source, for SourceCount: sources
+	// keeps at most maxBucketSources names, the count covers them all.
+	seen map[uint64]struct{}
 }
 
 // Bucketer collects Results into Buckets. It is safe for concurrent use;
@@ -101,7 +105,7 @@ func (b *Bucketer) Add(r *Result) {
 				Path:          v.Path, Area: v.Area, Defect: v.Defect,
 				Statuses: map[catalog.Status]int{},
 			},
-			products: map[string]bool{}, versions: map[string]bool{}, sources: map[string]bool{},
+			products: map[string]bool{}, versions: map[string]bool{}, sources: map[string]bool{}, seen: map[uint64]struct{}{},
 		}
 		b.m[k] = a
 	}
@@ -119,10 +123,13 @@ func (b *Bucketer) Add(r *Result) {
 	}
 	addBounded(a.products, string(r.Product))
 	addBounded(a.versions, r.Version)
-	if !a.sources[r.Source] {
+	h := fnv.New64a()
+	h.Write([]byte(r.Source))
+	if _, ok := a.seen[h.Sum64()]; !ok {
+		a.seen[h.Sum64()] = struct{}{}
 		a.SourceCount++
-		addBounded(a.sources, r.Source)
 	}
+	addBounded(a.sources, r.Source)
 	if a.Representative == nil || a.Representative.Corrupted && !r.Corrupted {
 		a.Representative = representative(r)
 	}

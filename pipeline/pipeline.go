@@ -444,7 +444,10 @@ func (p *Pipeline) versionFor(source string) (string, string) {
 		if dir != string(filepath.Separator) {
 			dir += string(filepath.Separator)
 		}
-		if strings.HasPrefix(src, dir) && len(dir) > bestLen {
+		// The longest directory wins; keys that clean to the same
+		// directory (logs, logs/, ./logs) are ordered by the key itself,
+		// so that map order never decides.
+		if strings.HasPrefix(src, dir) && (len(dir) > bestLen || len(dir) == bestLen && k < bestKey) {
 			best, bestKey, bestLen = v, k, len(dir)
 		}
 	}

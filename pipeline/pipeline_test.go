@@ -3,6 +3,7 @@ package pipeline
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -280,4 +281,44 @@ func TestComplete(t *testing.T) {
 	cancel()
 	_, err = p.Complete(cctx, crashes[0])
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// SourceCount counts every distinct source, also past the sources a
+// bucket lists (review: it over-counted once the list was full).
+func TestBucketSourceCountPastList(t *testing.T) {
+	p := newPipeline(t, Options{})
+	var proto *Result
+	for r, err := range p.File(context.Background(), "../testdata/formats/f2-glog07-lwp.txt") {
+		require.NoError(t, err)
+		proto = r
+		break
+	}
+	require.NotNil(t, proto)
+	b := NewBucketer()
+	const sources = 3 * maxBucketSources
+	for range 2 {
+		for i := range sources {
+			r := *proto
+			c := *proto.Crash
+			c.Source = fmt.Sprintf("host-%03d/be.out", i)
+			r.Crash = &c
+			b.Add(&r)
+		}
+	}
+	bs := b.Buckets(0.8)
+	require.Len(t, bs, 1)
+	assert.Equal(t, 2*sources, bs[0].Count)
+	assert.Equal(t, sources, bs[0].SourceCount)
+	assert.LessOrEqual(t, len(bs[0].Sources), maxBucketSources)
+}
+
+// Keys of VersionOf that name one directory differently decide by key,
+// never by map order.
+func TestVersionForTie(t *testing.T) {
+	for range 20 {
+		p := newPipeline(t, Options{VersionOf: map[string]string{"logs": "3.3.1", "logs/": "3.3.2", "./logs": "3.3.3"}})
+		v, k := p.versionFor("logs/be.out")
+		assert.Equal(t, "3.3.3", v)
+		assert.Equal(t, "./logs", k)
+	}
 }
