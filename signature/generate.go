@@ -822,10 +822,16 @@ func inlinedAt(fs []symbolize.Frame, i int, anyPC bool) bool {
 	return continues
 }
 
-// gdbLike: a parsed frame that printed no address and that the scanner
-// marked inlined (gdb's frames of an inline group after the first).
+// gdbLike: a parsed gdb frame (`#N …`) that printed no address, or one
+// the scanner marked inlined without an address: a frame of an inline
+// group after its first. The grouping is read from the addresses, so it
+// holds whichever frames of a group the scanner marks.
 func gdbLike(f *symbolize.Frame) bool {
-	return f.Inlined && f.PC == 0 && !f.HasOffset && !f.Symbolized && !f.Java
+	if f.PC != 0 || f.HasOffset || f.Symbolized || f.Java {
+		return false
+	}
+	t := strings.TrimLeft(f.Raw, " \t")
+	return f.Inlined || len(t) > 1 && t[0] == '#' && t[1] >= '0' && t[1] <= '9'
 }
 
 // sameTextPC: parsed frames i and i+1 print the same non-zero address (or
