@@ -26,6 +26,15 @@ import (
 // read but holds nothing this package can classify.
 var ErrSkipped = errors.New("skipped")
 
+// ErrCoreTooLarge means a compressed core decompressed to more than the
+// limit (Options.MaxCoreBytes, Input.MaxCoreBytes): a damaged or hostile
+// file must not fill the temporary directory.
+var ErrCoreTooLarge = errors.New("decompressed core exceeds the size limit")
+
+// DefaultMaxCoreBytes bounds the temporary copy of a compressed core when
+// no limit is set: larger than a backend's core (tens of GB) needs.
+const DefaultMaxCoreBytes = 256 << 30
+
 // SkipReason says why an input was skipped.
 type SkipReason string
 
@@ -124,6 +133,9 @@ type Input struct {
 	Kind ContentKind
 	// Compression is "gzip", "zstd", "xz", "bzip2" or "" (none).
 	Compression string
+	// MaxCoreBytes bounds the temporary copy CorePath makes of a compressed
+	// core; 0 means DefaultMaxCoreBytes.
+	MaxCoreBytes int64
 
 	r       *bufio.Reader
 	file    *os.File // the file on disk, for a core read in place
@@ -155,11 +167,20 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 		return "", err
 	}
 	in.tmp = tmp.Name()
-	_, err = io.Copy(tmp, ctxReader{ctx, in.r})
+	limit := in.MaxCoreBytes
+	if limit <= 0 {
+		limit = DefaultMaxCoreBytes
+	}
+	n, err := io.Copy(tmp, io.LimitReader(ctxReader{ctx, in.r}, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%w: more than %d bytes", ErrCoreTooLarge, limit)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		os.Remove(in.tmp)
+		in.tmp = ""
 		return "", fmt.Errorf("decompressing core: %w", err)
 	}
 	return in.tmp, nil

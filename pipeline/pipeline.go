@@ -79,6 +79,9 @@ type Options struct {
 	// TempDir is where a compressed core is decompressed to (the core
 	// reader needs random access); "" means os.TempDir().
 	TempDir string
+	// MaxCoreBytes bounds a decompressed core's temporary copy; 0 means
+	// DefaultMaxCoreBytes. A larger one fails with ErrCoreTooLarge.
+	MaxCoreBytes int64
 	// Progress, when set, is updated as inputs are read.
 	Progress *Progress
 }
@@ -262,13 +265,43 @@ func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, err
 func (p *Pipeline) Reader(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
 		p.started(name)
-		in, err := newInput(name, r, p.counter())
+		in, err := p.openReader(ctx, name, r)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer in.Close()
 		p.input(ctx, in, p.opts.IdleFlush, yield)
+	}
+}
+
+// openReader detects r's content. Detection waits for the first bytes;
+// when ctx can be cancelled it waits in a goroutine, so that a quiet pipe
+// does not hold the caller past its deadline (the goroutine ends when the
+// reader returns; close the reader to free it sooner).
+func (p *Pipeline) openReader(ctx context.Context, name string, r io.Reader) (*Input, error) {
+	if ctx.Done() == nil {
+		return newInput(name, r, p.counter())
+	}
+	type opened struct {
+		in  *Input
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		in, err := newInput(name, r, p.counter())
+		ch <- opened{in, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.in, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.in != nil {
+				o.in.Close()
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }
 
@@ -288,6 +321,7 @@ func (p *Pipeline) started(name string) {
 
 func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yield func(*Result, error) bool) {
 	if in.Kind == ContentCore {
+		in.MaxCoreBytes = p.opts.MaxCoreBytes
 		path, err := in.CorePath(ctx, p.opts.TempDir)
 		if err != nil {
 			yield(nil, inputError(in.Name, err))

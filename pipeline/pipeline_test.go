@@ -322,3 +322,36 @@ func TestVersionForTie(t *testing.T) {
 		assert.Equal(t, "./logs", k)
 	}
 }
+
+// A quiet pipe does not hold Reader past the context's deadline (review:
+// content detection waited for the first byte whatever the context).
+func TestReaderHonoursContextBeforeFirstByte(t *testing.T) {
+	p := newPipeline(t, Options{})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	var got error
+	for _, err := range p.Reader(ctx, "pipe", pr) {
+		got = err
+	}
+	assert.ErrorIs(t, got, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 300*time.Millisecond)
+}
+
+// A compressed core larger than MaxCoreBytes is refused with a typed error
+// and leaves no temporary file.
+func TestCoreSizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	p := newPipeline(t, Options{MaxCoreBytes: 1 << 10, TempDir: dir})
+	var got error
+	for _, err := range p.Run(context.Background(), nil, "../testdata/core/cores/kern_fp.core.gz") {
+		if err != nil {
+			got = err
+		}
+	}
+	require.ErrorIs(t, got, ErrCoreTooLarge)
+	left, _ := os.ReadDir(dir)
+	assert.Empty(t, left, "the partial copy is removed")
+}
