@@ -36,13 +36,14 @@ var pathClass = map[catalog.Path]string{
 }
 
 var statusClass = map[catalog.Status]string{
-	catalog.StatusAffected: "s-aff", catalog.StatusAffectedNoFix: "s-nofix", catalog.StatusFixed: "s-fixed",
+	catalog.StatusAffected: "s-aff", catalog.StatusFixedLater: "s-aff", catalog.StatusAffectedNoFix: "s-nofix",
+	catalog.StatusFixed: "s-fixed", catalog.StatusLikelyFixed: "s-vu",
 	catalog.StatusVersionUnknown: "s-vu", catalog.StatusNoKnownDefect: "s-new",
 }
 
 // statusOrder is the display order of the statuses.
-var statusOrder = []catalog.Status{catalog.StatusAffected, catalog.StatusAffectedNoFix, catalog.StatusFixed,
-	catalog.StatusVersionUnknown, catalog.StatusNoKnownDefect}
+var statusOrder = []catalog.Status{catalog.StatusAffected, catalog.StatusFixedLater, catalog.StatusAffectedNoFix,
+	catalog.StatusFixed, catalog.StatusLikelyFixed, catalog.StatusVersionUnknown, catalog.StatusNoKnownDefect}
 
 func classOf[K comparable](m map[K]string, k K) string {
 	if c, ok := m[k]; ok {
