@@ -90,7 +90,7 @@ func benchCrashes(t testing.TB) []benchCase {
 		for _, l := range readLabels(t, prod) {
 			p := parseLog(t, "testdata/corpus/"+prod+"/"+l.File)
 			for i, c := range p.crashes {
-				out = append(out, benchCase{c, p.sigs[i], Frames(c)})
+				out = append(out, benchCase{c, p.sigs[i], FrameNames(c)})
 			}
 		}
 	}
@@ -99,7 +99,7 @@ func benchCrashes(t testing.TB) []benchCase {
 		c := crashOf(symbolize.ProductStarRocks, "3.0.2", "1-2", g1, g2, ns+"::"+subsystems[(i+1)%len(subsystems)]+"::run", "starrocks::pipeline::ScanOperator::run")
 		c.Kind, c.Signal, c.Message = symbolize.KindSignal, "SIGSEGV", fmt.Sprintf("bad value %d", i)
 		sig := signature.Generate(c)
-		out = append(out, benchCase{c, sig, Frames(c)})
+		out = append(out, benchCase{c, sig, FrameNames(c)})
 	}
 	return out
 }

@@ -108,10 +108,15 @@ type Similar struct {
 	Shared []string `json:"shared"`
 }
 
-// Frames returns the normalized names of the crashing thread's frames,
+// FrameNames returns the normalized names of the crashing thread's frames,
 // innermost first, as path rules and defects see them. Frames without a
 // name are kept as "" so positions stay those of the thread.
-func Frames(crash *symbolize.Crash) []string {
+// Frames is the former name of FrameNames.
+//
+// Deprecated: use FrameNames (it returns names and changes nothing).
+func Frames(crash *symbolize.Crash) []string { return FrameNames(crash) }
+
+func FrameNames(crash *symbolize.Crash) []string {
 	t := crashingThread(crash)
 	if t == nil {
 		return nil

@@ -431,7 +431,7 @@ func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 		res.Input = ContentCore
 	}
 	if len(p.mods) > 0 && len(c.Threads) > 0 && !isCore {
-		rep, err := symbolize.Frames(ctx, c, p.mods...)
+		rep, err := symbolize.SymbolizeInPlace(ctx, c, p.mods...)
 		if err != nil {
 			return nil, inputError(c.Source, err)
 		}

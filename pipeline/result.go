@@ -65,6 +65,6 @@ type Result struct {
 }
 
 // Location returns where the incident was seen.
-func (r *Result) Location() signature.Location {
-	return signature.Location{Source: r.Source, Line: r.StartLine}
+func (r *Result) Location() signature.Seen {
+	return signature.Seen{Source: r.Source, Line: r.StartLine}
 }

@@ -16,16 +16,22 @@ const (
 	MaxNearDuplicateBuckets = 4000
 )
 
-// Location is where an incident was seen: input name and 1-based line.
-type Location struct {
+// Seen is where an incident was seen: input name and 1-based line (an
+// input position, unlike symbolize.Location, which is a source position).
+type Seen struct {
 	// Source is the input name (Crash.Source).
 	Source string `json:"source"`
 	// Line is the incident's first line (Crash.StartLine).
 	Line int `json:"line"`
 }
 
-// String returns source:line.
-func (l Location) String() string { return l.Source + ":" + strconv.Itoa(l.Line) }
+// Location is the former name of Seen.
+//
+// Deprecated: use Seen; Location was easy to confuse with symbolize.Location.
+type Location = Seen
+
+// String returns "source:line".
+func (l Seen) String() string { return l.Source + ":" + strconv.Itoa(l.Line) }
 
 // Bucket is every incident that shares one signature key.
 type Bucket struct {
@@ -37,8 +43,8 @@ type Bucket struct {
 	// Count is the number of incidents added with this key.
 	Count int `json:"count"`
 	// First and Last are the first and last incidents added (in Add order).
-	First Location `json:"first"`
-	Last  Location `json:"last"`
+	First Seen `json:"first"`
+	Last  Seen `json:"last"`
 	// Products and Versions are the distinct values seen, sorted (at most 32 each).
 	Products []string `json:"products,omitempty"`
 	Versions []string `json:"versions,omitempty"`
@@ -87,10 +93,10 @@ func (b *Bucketer) Add(c *symbolize.Crash) Signature {
 
 // AddSignature adds a crash whose signature is already known.
 func (b *Bucketer) AddSignature(c *symbolize.Crash, s Signature) {
-	loc := Location{}
+	loc := Seen{}
 	var product, version string
 	if c != nil {
-		loc = Location{Source: c.Source, Line: c.StartLine}
+		loc = Seen{Source: c.Source, Line: c.StartLine}
 		product, version = string(c.Product), c.Version
 	}
 	b.mu.Lock()

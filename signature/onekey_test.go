@@ -179,7 +179,7 @@ func TestOneKey(t *testing.T) {
 								// (crashsig --bias); glog's offsets need none.
 								m.Bias, m.HasBias = meta.ExeBias, true
 							}
-							_, err := symbolize.Frames(ctx, c, m)
+							_, err := symbolize.SymbolizeInPlace(ctx, c, m)
 							require.NoError(t, err)
 						}
 						return c

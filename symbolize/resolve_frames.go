@@ -51,14 +51,14 @@ type FramesReport struct {
 	Unresolved []Unresolved `json:"unresolved,omitempty"`
 }
 
-// Frames symbolizes the native frames of crash in place with the given
+// SymbolizeInPlace symbolizes the native frames of crash in place with the given
 // modules: it fills File/Line/Column, sets Symbolized, and inserts the
 // inline frames (Inlined=true, the Index of their physical frame) before
 // each physical frame, innermost first. A printed Function is never
 // overwritten: the symbolized name goes to Demangled when Function was
 // empty, an address or `(unknown)`, and Function gets the raw name only if
 // it was empty. Frames already marked Symbolized are left alone, so
-// calling Frames twice is harmless. Frames are matched to modules by
+// calling it twice is harmless. Frames are matched to modules by
 // basename; frames printing no module belong to the main module. Absolute
 // PCs of a non-PIE executable are file addresses; those of a PIE need the
 // module's bias, which is taken from Module.Bias, else from frames that
@@ -73,7 +73,7 @@ type FramesReport struct {
 // is looked up at its exact PC; the others are return addresses and are
 // looked up at PC-1, in every source. glog's `(module+0x…)` offsets are
 // already taken from PC-1 and are read that way.
-func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, error) {
+func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, error) {
 	var rep FramesReport
 	if crash == nil || len(mods) == 0 {
 		return rep, nil
@@ -442,4 +442,11 @@ func isSignalHandlerName(n string) bool {
 		}
 	}
 	return false
+}
+
+// Frames is the former name of SymbolizeInPlace.
+//
+// Deprecated: use SymbolizeInPlace, whose name says that it changes the crash.
+func Frames(ctx context.Context, crash *Crash, mods ...Module) (FramesReport, error) {
+	return SymbolizeInPlace(ctx, crash, mods...)
 }

@@ -12,7 +12,7 @@ import (
 // Parse a StarRocks-style glog dump (a release build prints "(unknown)"
 // for some frames) and symbolize it in place with the backend binary.
 // starrocks_be is not PIE, so the absolute PCs are file addresses.
-func ExampleFrames() {
+func ExampleSymbolizeInPlace() {
 	path, cleanup := extractExample() // the test program, built non-PIE like starrocks_be
 	defer cleanup()
 	const dump = `*** Aborted at 1651201942 (unix time) try "date -d @1651201942" if you are using GNU date ***
@@ -33,7 +33,7 @@ PC: @           0x402e20 (unknown)
 		return
 	}
 	defer b.Close()
-	rep, err := symbolize.Frames(context.Background(), crashes[0], symbolize.Module{Binary: b, Name: "starrocks_be"})
+	rep, err := symbolize.SymbolizeInPlace(context.Background(), crashes[0], symbolize.Module{Binary: b, Name: "starrocks_be"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -64,7 +64,7 @@ func TestFramesPIE(t *testing.T) {
 		Frame{Index: 3, PC: 0x7f3a4c442520, Module: "/lib/x86_64-linux-gnu/libc.so.6"},
 		Frame{Index: 4, Function: "start_thread"})
 	c := &Crash{Threads: []Thread{{Crashed: true, Frames: fr}}}
-	rep, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	rep, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Name: "doris_be"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFramesPIE(t *testing.T) {
 	}
 	// Idempotent.
 	n := len(c.Threads[0].Frames)
-	if rep2, _ := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"}); rep2.Symbolized != 0 || len(c.Threads[0].Frames) != n {
+	if rep2, _ := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Name: "doris_be"}); rep2.Symbolized != 0 || len(c.Threads[0].Frames) != n {
 		t.Errorf("second Frames call changed the crash: %+v", rep2)
 	}
 }
@@ -115,7 +115,7 @@ func TestFramesNonPIE(t *testing.T) {
 		{Index: 1, PC: Addr(symAddr(t, b, "main") + 9), Function: "main"},
 		{Index: 2, Module: "o2-nofp-dw4", Offset: Addr(symAddr(t, b, "main") + 9), HasOffset: true},
 	}}}}
-	rep, err := Frames(context.Background(), c, Module{Binary: b})
+	rep, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b})
 	if err != nil || rep.Symbolized != 3 || len(rep.Unresolved) != 0 {
 		t.Fatalf("Frames = %+v, %v", rep, err)
 	}
@@ -205,7 +205,7 @@ func TestFramesGlogOffsetFaultFrame(t *testing.T) {
 			Raw: fmt.Sprintf("    @     %#x (/opt/be/doris_be+%#x)", testBias+sym, sym-1)},
 	}
 	c := &Crash{Kind: KindSignal, Signal: "SIGSEGV", Threads: []Thread{{Crashed: true, Frames: fr}}}
-	_, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	_, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Name: "doris_be"})
 	require.NoError(t, err)
 	got := c.Threads[0].Frames
 	last := got[len(got)-1]
@@ -232,7 +232,7 @@ func TestFramesKernelLineBias(t *testing.T) {
 	c := &Crash{Kind: KindSignal, Signal: "SIGSEGV", FaultPC: Addr(ip),
 		Message: fmt.Sprintf("segfault at 0 ip %016x sp 00007ffd5e1c8a10 error 4 in doris_be[%x+%x]", ip, testBias+start, size),
 		Threads: []Thread{{Crashed: true, Frames: []Frame{{PC: Addr(ip), Module: "doris_be"}}}}}
-	rep, err := Frames(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	rep, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Name: "doris_be"})
 	require.NoError(t, err)
 	assert.Equal(t, BiasEstimate{Bias: testBias, Source: "kernel-line", Votes: 1, Frames: 1}, rep.Biases["doris_be"])
 	f := c.Threads[0].Frames[len(c.Threads[0].Frames)-1]

@@ -20,7 +20,7 @@ const maxValues = 32
 // as pipeline.Bucketer keeps them.
 type Seen struct {
 	Value string             `json:"v"`
-	At    signature.Location `json:"at"`
+	At    signature.Seen `json:"at"`
 }
 
 // Partial is the combiner's accumulator: a pipeline.Bucket of some of the
@@ -63,7 +63,7 @@ func (p Partial) key() string {
 }
 
 // before orders locations in input order: source, then line.
-func before(a, b signature.Location) bool {
+func before(a, b signature.Seen) bool {
 	return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Line, b.Line)) < 0
 }
 
@@ -130,7 +130,7 @@ func pickRepresentative(r1, r2 *pipeline.Result) *pipeline.Result {
 // mergeSeen unions two value sets keeping each value's first position and
 // the maxValues first values; it also returns the values sorted.
 func mergeSeen(a, b []Seen) ([]Seen, []string) {
-	m := map[string]signature.Location{}
+	m := map[string]signature.Seen{}
 	for _, s := range slices.Concat(a, b) {
 		if at, ok := m[s.Value]; !ok || before(s.At, at) {
 			m[s.Value] = s.At
