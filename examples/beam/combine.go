@@ -19,7 +19,7 @@ const maxValues = 32
 // and where it was first seen; the first maxValues in input order are kept,
 // as pipeline.Bucketer keeps them.
 type Seen struct {
-	Value string             `json:"v"`
+	Value string         `json:"v"`
 	At    signature.Seen `json:"at"`
 }
 
