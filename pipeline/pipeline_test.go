@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/symbolize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,20 +141,7 @@ func copyFile(t *testing.T, src, dst string) {
 	require.NoError(t, os.WriteFile(dst, []byte(mustRead(t, src)), 0o644))
 }
 
-func gunzip(t *testing.T, src, dst string) string {
-	t.Helper()
-	f, err := os.Open(src)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	out, err := os.Create(dst)
-	require.NoError(t, err)
-	_, err = io.Copy(out, zr)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
-	return dst
-}
+func gunzip(t *testing.T, src, dst string) string { return testutil.Gunzip(t, src, dst) }
 
 // TestTextIdleFlush follows a live stream: the crash is written, then the
 // writer stays silent without closing. With IdleFlush the result arrives

@@ -1,86 +1,24 @@
 package main
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// simID is the build-id of testdata/core/bin/sim_* (the binary the bundled
-// cores come from; sim_strip and sim_strip.debug share it).
-const simID = "d90160432445105457a91d8aa8747b89dd4bb93a"
+const simID = testutil.SimBuildID
 
-func gunzipFile(t *testing.T, src, out string) string {
-	t.Helper()
-	f, err := os.Open(src)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	w, err := os.Create(out)
-	require.NoError(t, err)
-	_, err = io.Copy(w, zr)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return out
-}
+func gunzipFile(t *testing.T, src, out string) string { return testutil.Gunzip(t, src, out) }
 
-// startDebuginfod starts elfutils' debuginfod on 127.0.0.1 over a
-// temporary directory holding the stripped test binary and its debug file
-// (as symbolize/debuginfod's tests do). It skips when debuginfod is not
-// installed, except under CI (.ci/run installs it).
 func startDebuginfod(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("debuginfod")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("debuginfod is not installed; .ci/run installs it")
-		}
-		t.Skip("debuginfod not installed (apt-get install -y debuginfod)")
-	}
-	dir := t.TempDir()
-	srv := filepath.Join(dir, "srv")
-	require.NoError(t, os.Mkdir(srv, 0o755))
-	binDir := filepath.Join("..", "..", "testdata", "core", "bin")
-	gunzipFile(t, filepath.Join(binDir, "sim_strip.gz"), filepath.Join(srv, "sim_strip"))
-	gunzipFile(t, filepath.Join(binDir, "sim_strip.debug.gz"), filepath.Join(srv, "sim_strip.debug"))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-F", "-p", strconv.Itoa(port), "-d", filepath.Join(dir, "db.sqlite"), "-t", "0", "-g", "0", "-c", "1", srv)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/buildid/" + simID + "/debuginfo")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("debuginfod on %s did not index the test files within 30 s (last: %v)", base, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return testutil.StartDebuginfod(t, filepath.Join("..", "..", "testdata", "core", "bin"))
 }
 
 // framesWithLines counts the crashing thread's frames of the backend

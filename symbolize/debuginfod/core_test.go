@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -68,5 +69,5 @@ func gunzipCore(t *testing.T, dir, name string) string {
 	require.NoError(t, os.MkdirAll(coreDir, 0o755))
 	// gunzipTo reads testdata/core/bin; cores live beside it.
 	src := filepath.Join("..", "..", "testdata", "core", "cores", name+".core.gz")
-	return gunzipPath(t, src, filepath.Join(coreDir, name+".core"))
+	return testutil.Gunzip(t, src, filepath.Join(coreDir, name+".core"))
 }

@@ -1,101 +1,39 @@
 package debuginfod
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/internal/testutil"
 )
 
-// simID is the build-id of testdata/core/bin/sim_* (sim_strip and
-// sim_strip.debug share it: objcopy keeps the note).
-const simID = "d90160432445105457a91d8aa8747b89dd4bb93a"
+const simID = testutil.SimBuildID
+
+var coreBin = filepath.Join("..", "..", "testdata", "core", "bin")
 
 // gunzipTo writes the committed test binary name (testdata/core/bin/name.gz)
 // uncompressed into dir and returns its path.
 func gunzipTo(t *testing.T, dir, name string) string {
 	t.Helper()
-	return gunzipPath(t, filepath.Join("..", "..", "testdata", "core", "bin", name+".gz"), filepath.Join(dir, name))
+	return testutil.Gunzip(t, filepath.Join(coreBin, name+".gz"), filepath.Join(dir, name))
 }
 
-// gunzipPath decompresses the gzip file src to out.
-func gunzipPath(t *testing.T, src, out string) string {
-	t.Helper()
-	f, err := os.Open(src)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	w, err := os.Create(out)
-	require.NoError(t, err)
-	_, err = io.Copy(w, zr)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return out
-}
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startDebuginfod starts the elfutils server on a free port over a
-// temporary directory holding the stripped test binary and its debug file,
-// and waits until it serves the build-id. It skips when debuginfod is not
-// installed, except under CI (.ci/run installs it), where it fails.
-func startDebuginfod(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("debuginfod")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("debuginfod is not installed; .ci/run installs it (apt-get install -y debuginfod)")
-		}
-		t.Skip("debuginfod not installed (apt-get install -y debuginfod)")
-	}
-	dir := t.TempDir()
-	srv := filepath.Join(dir, "srv")
-	require.NoError(t, os.Mkdir(srv, 0o755))
-	gunzipTo(t, srv, "sim_strip")
-	gunzipTo(t, srv, "sim_strip.debug")
-	port := freePort(t)
-	cmd := exec.Command(bin, "-F", "-p", strconv.Itoa(port), "-d", filepath.Join(dir, "db.sqlite"), "-t", "0", "-g", "0", "-c", "1", srv)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/buildid/" + simID + "/debuginfo")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("debuginfod on %s did not index the test files within 30 s (last: %v)", base, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+func startDebuginfod(t *testing.T) string { return testutil.StartDebuginfod(t, coreBin) }
 
 func TestRealServer(t *testing.T) {
 	base := startDebuginfod(t)
