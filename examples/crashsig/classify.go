@@ -28,13 +28,9 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, classifyUsage)
 		fs.PrintDefaults()
 	}
-	paths, code, ok := parseFlags(fs, args)
+	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
-	}
-	if len(paths) == 0 {
-		fs.Usage()
-		return exitUsage
 	}
 	var prog pipeline.Progress
 	p, code, err := pf.open(ctx, stderr, &prog)

@@ -66,6 +66,17 @@ func parseFlags(fs *flag.FlagSet, args []string) (pos []string, code int, ok boo
 	return pos, 0, true
 }
 
+// parsePaths is parseFlags for commands that need at least one PATH: with
+// none it prints the usage and returns exit code 2.
+func parsePaths(fs *flag.FlagSet, args []string) (paths []string, code int, ok bool) {
+	paths, code, ok = parseFlags(fs, args)
+	if ok && len(paths) == 0 {
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	return paths, code, ok
+}
+
 // hexFlag is a hexadecimal uint64 flag (0x prefix optional).
 type hexFlag struct {
 	v   uint64

@@ -34,13 +34,9 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json)")
 		fs.PrintDefaults()
 	}
-	paths, code, ok := parseFlags(fs, args)
+	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
-	}
-	if len(paths) == 0 {
-		fs.Usage()
-		return exitUsage
 	}
 	opts := report.Options{Title: *title, MaxSections: *maxSections}
 	switch *generated {

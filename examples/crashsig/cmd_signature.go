@@ -94,13 +94,9 @@ func cmdExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "usage: crashsig explain [--json|--tsv] [--rules FILE] [--frames N] PATH...   (files, directories, - for stdin, compressed files, cores)")
 		fs.PrintDefaults()
 	}
-	paths, code, ok := parseFlags(fs, args)
+	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
-	}
-	if len(paths) == 0 {
-		fs.Usage()
-		return exitUsage
 	}
 	out := newOutput(stdout)
 	enc := json.NewEncoder(out)
@@ -200,13 +196,9 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... PATH...")
 		fs.PrintDefaults()
 	}
-	paths, code, ok := parseFlags(fs, args)
+	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
-	}
-	if len(paths) == 0 {
-		fs.Usage()
-		return exitUsage
 	}
 	b := pipeline.NewBucketer()
 	n := 0
