@@ -2,10 +2,8 @@ package signature
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -54,18 +53,7 @@ type onekeyMeta struct {
 	} `json:"frames"`
 }
 
-func gunzipFile(t *testing.T, src, dst string) string {
-	t.Helper()
-	f, err := os.Open(src)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	b, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(dst, b, 0o644))
-	return dst
-}
+func gunzipFile(t *testing.T, src, dst string) string { return testutil.Gunzip(t, src, dst) }
 
 // onekeyIncident parses text and returns its one crash incident.
 func onekeyIncident(t *testing.T, text []byte, name string) *symbolize.Crash {
@@ -153,7 +141,8 @@ func TestOneKey(t *testing.T) {
 					require.NoError(t, os.WriteFile(cut, whole[:len(whole)*9/10], 0o644))
 					core, err := symbolize.OpenCore(ctx, cut, symbolize.CoreOptions{Binaries: append([]string{binPath}, libs...), NoDiskLookup: true})
 					if err != nil {
-						t.Logf("cut core refused: %v", err) // an answer too
+						// Refusing is an answer too, but only with the typed error.
+						require.ErrorIs(t, err, symbolize.ErrCorruptCore)
 						return
 					}
 					defer core.Close()
@@ -198,9 +187,13 @@ func TestOneKey(t *testing.T) {
 						c := read(cutText(text))
 						s := Generate(c)
 						assert.Equal(t, want, s.Key, "%s:\n%s", src.kind, strings.Join(s.Trace, "\n"))
-						if !c.Corrupted {
-							t.Skip("dependency: the scanner marks a dump cut by the end of input corrupted (issue 10.4, scanner helper); not landed yet")
+						if strings.HasPrefix(src.kind, "gdb-") && !c.Corrupted {
+							// Known limit (issue 10): gdb text cut inside its last
+							// frame line leaves start_thread as the last frame,
+							// which looks like a complete stack.
+							t.Skip("known limit: a cut gdb bt that still ends in start_thread is not recognised as cut")
 						}
+						assert.True(t, c.Corrupted, "a dump cut by the end of input is corrupted")
 						assert.NotEmpty(t, c.CorruptedReason)
 					})
 				}

@@ -2,41 +2,20 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
 // gunzipFixture decompresses a committed .gz fixture (a path relative to
 // this package) into dir and returns the new file's path.
 func gunzipFixture(t *testing.T, src, dir string) string {
-	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".gz"))
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := io.Copy(w, zr); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testutil.Gunzip(t, src, filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".gz")))
 }
 
 // gunzipCoreFixture decompresses a fixture of testdata/core into dir.
