@@ -3,7 +3,6 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -340,19 +339,6 @@ func (r Range) coversBranch(v Version) bool {
 // String returns the range as written.
 func (r Range) String() string { return r.Text }
 
-// Statuses decided from fixed_likely entries and cross-branch fixes (the
-// others are declared beside Verdict).
-const (
-	// StatusLikelyFixed: the crash's version is before the likely fix of its
-	// branch (fixed_likely: only the date the fix reached the branch is
-	// known). Advice: "likely fixed in 2.1.5 (the fix reached branch-2.1 on
-	// 2024-06-21)".
-	StatusLikelyFixed Status = "likely-fixed"
-	// StatusFixedLater: the crash's version is affected, its branch has no
-	// known fix, and a later branch has one: upgrade across branches.
-	StatusFixedLater Status = "fixed-in-a-later-version"
-)
-
 // LikelyFix is one fixed_likely entry: Version is the first release of its
 // branch after Date, the day the fix reached the branch (a backport merged,
 // a commit pushed). Nothing stronger is known: no release note or
@@ -396,151 +382,6 @@ func validDate(s string) bool {
 	m, e2 := atoiSmall(s[5:7])
 	d, e3 := atoiSmall(s[8:])
 	return e1 == nil && e2 == nil && e3 == nil && y >= 2000 && m >= 1 && m <= 12 && d >= 1 && d <= 31
-}
-
-// branchName is how the products name a release branch ("branch-2.1").
-func branchName(v Version) string { return "branch-" + v.Branch() }
-
-// fixOn is the fix a defect records for one branch: established (Fixed) or
-// likely (FixedLikely); nil when the branch has none.
-type fixOn struct {
-	ver    Version
-	likely *LikelyFix
-}
-
-func (f fixOn) String() string {
-	if f.likely != nil {
-		return fmt.Sprintf("%s (likely: the fix reached %s on %s)", f.ver, branchName(f.ver), f.likely.Date)
-	}
-	return f.ver.String()
-}
-
-// fixesOf lists every fix of d, established and likely, by release.
-func fixesOf(d *Defect) []fixOn {
-	out := make([]fixOn, 0, len(d.fixed)+len(d.fixedLikely))
-	for _, f := range d.fixed {
-		out = append(out, fixOn{ver: f})
-	}
-	for i := range d.fixedLikely {
-		out = append(out, fixOn{ver: d.fixedLikely[i].Version, likely: &d.fixedLikely[i]})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return cmpRelease(out[i].ver, out[j].ver) < 0 })
-	return out
-}
-
-// fixSummary names every known fix, for advice that cannot place a version.
-func fixSummary(d *Defect) string {
-	fs := fixesOf(d)
-	if len(fs) == 0 {
-		return "no fix known"
-	}
-	var est, lik []string
-	for _, f := range fs {
-		if f.likely != nil {
-			lik = append(lik, fmt.Sprintf("%s (the fix reached %s on %s)", f.ver, branchName(f.ver), f.likely.Date))
-		} else {
-			est = append(est, f.ver.String())
-		}
-	}
-	var parts []string
-	if len(est) > 0 {
-		parts = append(parts, "fixed in "+strings.Join(est, ", "))
-	}
-	if len(lik) > 0 {
-		parts = append(parts, "likely fixed in "+strings.Join(lik, ", "))
-	}
-	return strings.Join(parts, "; ") + ": check whether your version is at or past the fix of its branch"
-}
-
-// statusFor is the version logic: see the Status constants. It returns the
-// status, the advice and one evidence line.
-func statusFor(ver Version, d *Defect) (Status, string, string) {
-	var own *fixOn
-	var later []fixOn
-	for _, f := range fixesOf(d) {
-		switch {
-		case sameBranch(f.ver, ver):
-			f := f
-			own = &f
-		case f.ver.Major > ver.Major || f.ver.Major == ver.Major && f.ver.Minor > ver.Minor:
-			later = append(later, f)
-		}
-	}
-	if own != nil && cmpRelease(ver, own.ver) >= 0 {
-		if own.likely != nil {
-			return StatusFixed,
-				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): the fix of %s reached %s on %s, before %s, and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, branchName(own.ver), own.likely.Date, own.ver, ver),
-				fmt.Sprintf("status should-already-be-fixed: %s >= likely fix %s on branch %s (fix reached the branch %s)", ver, own.ver, ver.Branch(), own.likely.Date)
-		}
-		return StatusFixed,
-			fmt.Sprintf("SHOULD ALREADY BE FIXED: %s was fixed in %s and this crash is from %s: possible regression or incomplete fix (or a different bug with the same stack); report it with this log", d.ID, own.ver, ver),
-			fmt.Sprintf("status should-already-be-fixed: %s >= fix %s on branch %s", ver, own.ver, ver.Branch())
-	}
-	var in *Range
-	for i := range d.affected {
-		if d.affected[i].Contains(ver) {
-			in = &d.affected[i]
-			break
-		}
-	}
-	if in == nil && own != nil {
-		// Before the branch's fix but outside every listed range.
-		for i := range d.affected {
-			if d.affected[i].coversBranch(ver) {
-				in = &d.affected[i]
-			}
-		}
-		if in != nil && in.Kind == RangeSpan && cmpRelease(ver, in.From) < 0 {
-			return StatusVersionUnknown,
-				fmt.Sprintf("known defect %s, but %s is before the first affected version %s of its branch: a different bug with the same stack is possible; %s", d.ID, ver, in.From, fixSummary(d)),
-				fmt.Sprintf("status version-unknown: %s is before affected range %q", ver, in.Text)
-		}
-		if in == nil {
-			return ownFix(d, ver, *own, nil)
-		}
-	}
-	if in == nil {
-		return StatusVersionUnknown,
-			fmt.Sprintf("known defect %s, but the entry says nothing about branch %s: %s", d.ID, ver.Branch(), fixSummary(d)),
-			fmt.Sprintf("status version-unknown: %s is in no affected range (%s) and branch %s has no listed fix", ver, strings.Join(d.Affected, ", "), ver.Branch())
-	}
-	switch {
-	case own != nil:
-		return ownFix(d, ver, *own, in)
-	case len(later) > 0:
-		return StatusFixedLater,
-			fmt.Sprintf("known defect %s, affected %s; no fix on branch %s: fixed in a later version, upgrade to %s or later", d.ID, in.Text, ver.Branch(), later[0]),
-			fmt.Sprintf("status fixed-in-a-later-version: %s in range %q; no fix on branch %s, first later fix %s", ver, in.Text, ver.Branch(), later[0])
-	default:
-		adv := fmt.Sprintf("known defect %s, affected %s, no fix known", d.ID, in.Text)
-		if d.Workaround != "" {
-			adv += "; workaround: " + d.Workaround
-		}
-		return StatusAffectedNoFix, adv, fmt.Sprintf("status affected-no-fix: %s in range %q and no fix on branch %s or later", ver, in.Text, ver.Branch())
-	}
-}
-
-// ownFix is the verdict for a version before the fix of its own branch;
-// in is the affected range holding the version (nil: none lists it, but it
-// is before the fix on its branch).
-func ownFix(d *Defect, ver Version, own fixOn, in *Range) (Status, string, string) {
-	why := "no affected range lists " + ver.String() + ", but it is before the fix on its branch"
-	if in != nil {
-		why = fmt.Sprintf("in range %q", in.Text)
-	}
-	if own.likely != nil {
-		return StatusLikelyFixed,
-			fmt.Sprintf("known defect %s: likely fixed in %s (the fix reached %s on %s): upgrade to %s or later", d.ID, own.ver, branchName(own.ver), own.likely.Date, own.ver),
-			fmt.Sprintf("status likely-fixed: %s %s; likely fix %s on branch %s (the fix reached the branch on %s)", ver, why, own.ver, ver.Branch(), own.likely.Date)
-	}
-	if in == nil {
-		return StatusAffected,
-			fmt.Sprintf("upgrade to %s: %s is fixed there (no affected range lists %s, but it is before the fix on its branch)", own.ver, d.ID, ver),
-			fmt.Sprintf("status affected: %s < fix %s on branch %s (not in any listed range)", ver, own.ver, ver.Branch())
-	}
-	return StatusAffected,
-		fmt.Sprintf("known defect %s, affected %s, fixed in %s: upgrade to %s or later", d.ID, in.Text, own.ver, own.ver),
-		fmt.Sprintf("status affected: %s in range %q; fix on branch %s is %s", ver, in.Text, ver.Branch(), own.ver)
 }
 
 // VersionEvidence says how much a defect's entry knows about versions; it is
