@@ -72,14 +72,14 @@ type Similar struct {
 	Shared []string `json:"shared"`
 }
 
-// FrameNames returns the normalized names of the crashing thread's frames,
-// innermost first, as path rules and defects see them. Frames without a
-// name are kept as "" so positions stay those of the thread.
 // Frames is the former name of FrameNames.
 //
 // Deprecated: use FrameNames (it returns names and changes nothing).
 func Frames(crash *symbolize.Crash) []string { return FrameNames(crash) }
 
+// FrameNames returns the normalized names of the crashing thread's frames,
+// innermost first, as path rules and defects see them. Frames without a
+// name are kept as "" so positions stay those of the thread.
 func FrameNames(crash *symbolize.Crash) []string {
 	t := crashingThread(crash)
 	if t == nil {

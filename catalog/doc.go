@@ -40,7 +40,7 @@
 // deeper, frames of any thread), an RE2 on the message, the check
 // expression or the exception type, an exact key, or for thread dumps a
 // group of signature.Aggregate. The most specific matching
-// alternative wins. The version decides the Status (version.go):
+// alternative wins (defect.go). The version decides the Status (status.go):
 // StatusAffected (upgrade to the established fix on the crash's branch),
 // StatusLikelyFixed (the branch's fix is a fixed_likely entry: "likely fixed
 // in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)"), StatusFixedLater

@@ -39,7 +39,7 @@ const (
 )
 
 // Statuses decided from fixed_likely entries and cross-branch fixes (the
-// others are declared beside Verdict).
+// others are declared above).
 const (
 	// StatusLikelyFixed: the crash's version is before the likely fix of its
 	// branch (fixed_likely: only the date the fix reached the branch is
