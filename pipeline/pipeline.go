@@ -84,6 +84,11 @@ type Options struct {
 	MaxCoreBytes int64
 	// Progress, when set, is updated as inputs are read.
 	Progress *Progress
+	// Jobs is how many inputs Run reads at once; 0 or 1 reads one at a
+	// time. Whatever Jobs is, Run yields the same sequence: the Results of
+	// each input in input order, with at most Jobs×64 Results held ahead
+	// of the consumer.
+	Jobs int
 }
 
 // Progress counts what a Pipeline has read. Its methods are safe to call
@@ -213,9 +218,15 @@ func (p *Pipeline) MissingDWO() []error {
 // a stable order, "-" for stdin; see Files and NewInput) and yields one
 // Result per incident, in input order. An input that cannot be read is
 // yielded as a *InputError, one that is skipped as a *SkipError, and the
-// run goes on; when ctx is done its error is yielded last.
+// run goes on; when ctx is done its error is yielded last. With
+// Options.Jobs > 1 several inputs are read at once; the sequence is the
+// same.
 func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if p.opts.Jobs > 1 {
+			p.runParallel(ctx, stdin, p.opts.Jobs, paths, yield)
+			return
+		}
 		for name, err := range Files(ctx, paths...) {
 			if err != nil {
 				if !yield(nil, err) {

@@ -24,6 +24,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	asJSON := fs.Bool("json", false, "print JSON Lines, one pipeline.Result per incident (schema: pipeline/result.schema.json)")
 	var pf pipelineFlags
 	pf.register(fs)
+	pf.registerJobs(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, classifyUsage)
 		fs.PrintDefaults()

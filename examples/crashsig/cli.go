@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,13 @@ type pipelineFlags struct {
 	sysroot       string
 	noHostFiles   bool
 	maxCoreFrames int // set by the core command's --max-frames
+	jobs          int // inputs read at once (--jobs of classify and buckets; 0: one)
+}
+
+// registerJobs adds --jobs (default GOMAXPROCS): how many inputs are read
+// at once. The output is the same whatever it is.
+func (f *pipelineFlags) registerJobs(fs *flag.FlagSet) {
+	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "read up to N inputs at once (output in input order, the same for any N)")
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -131,6 +139,9 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 // (bad flag values) or input errors (a binary or catalog that cannot be
 // read); code says which.
 func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pipeline.Progress) (*pipeline.Pipeline, int, error) {
+	if f.jobs < 0 {
+		return nil, exitUsage, fmt.Errorf("--jobs %d: want 1 or more", f.jobs)
+	}
 	gen, err := f.sig.generator()
 	if err != nil {
 		return nil, exitUsage, err
@@ -162,6 +173,7 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 		Catalog: cat, Generator: gen,
 		VersionOf: versions, AssumeVersion: f.assumeVersion,
 		Progress: progress,
+		Jobs:     f.jobs,
 		// "-" may be a live pipe (tail -f be.out | crashsig classify -):
 		// a crash is printed once the pipe has been quiet for 2 s.
 		IdleFlush: symbolize.DefaultFollowIdleTimeout,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,8 +50,8 @@ func (f *signatureFlags) generator() (*signature.Generator, error) {
 // eachResult runs a pipeline with the generator of sf over paths and
 // calls fn for each Result; it reports input errors like classify and
 // returns the run's status.
-func eachResult(ctx context.Context, sf signatureFlags, catalogs []string, paths []string, stdin io.Reader, stderr io.Writer, fn func(r *pipeline.Result)) (*pipeline.Pipeline, runStatus, int) {
-	pf := pipelineFlags{sig: sf, catalogs: catalogs, noSystemDebug: true}
+func eachResult(ctx context.Context, sf signatureFlags, catalogs []string, jobs int, paths []string, stdin io.Reader, stderr io.Writer, fn func(r *pipeline.Result)) (*pipeline.Pipeline, runStatus, int) {
+	pf := pipelineFlags{sig: sf, catalogs: catalogs, noSystemDebug: true, jobs: jobs}
 	st := runStatus{stderr: stderr}
 	var prog pipeline.Progress
 	p, code, err := pf.open(ctx, stderr, &prog)
@@ -102,7 +103,7 @@ func cmdExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	n := 0
-	p, st, code := eachResult(ctx, sf, nil, paths, stdin, stderr, func(r *pipeline.Result) {
+	p, st, code := eachResult(ctx, sf, nil, 1, paths, stdin, stderr, func(r *pipeline.Result) {
 		n++
 		c, s := r.Crash, *r.Signature
 		switch {
@@ -190,6 +191,7 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	all := fs.Bool("all", false, "include thread dumps, terminations and leak reports (not crashes)")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "read up to N inputs at once (the same buckets for any N)")
 	var sf signatureFlags
 	sf.register(fs)
 	fs.Usage = func() {
@@ -202,7 +204,7 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	b := pipeline.NewBucketer()
 	n := 0
-	p, st, code := eachResult(ctx, sf, catalogs, paths, stdin, stderr, func(r *pipeline.Result) {
+	p, st, code := eachResult(ctx, sf, catalogs, *jobs, paths, stdin, stderr, func(r *pipeline.Result) {
 		switch r.Kind {
 		case symbolize.KindThreadDump, symbolize.KindTermination, symbolize.KindLeak:
 			if !*all {

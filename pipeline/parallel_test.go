@@ -1,0 +1,141 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// corpusTexts returns the crash texts of testdata/corpus and
+// testdata/validation (used as input data), in a stable order.
+func corpusTexts(t testing.TB) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, dir := range []string{"../testdata/corpus", "../testdata/validation"} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".txt") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			out = append(out, b)
+			return err
+		})
+		require.NoError(t, err)
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// runTranscript encodes what a Run yields, in order: each Result as JSON,
+// each error as its text.
+func runTranscript(t *testing.T, seq func(func(*Result, error) bool)) []string {
+	t.Helper()
+	var out []string
+	for r, err := range seq {
+		if err != nil {
+			out = append(out, "error: "+err.Error())
+			continue
+		}
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// parallelInputs writes n files of shuffled sizes: a crash text of the
+// corpus behind 0 to 20k ordinary log lines, sometimes two, sometimes
+// none; a binary file and a missing path are among them.
+func parallelInputs(t *testing.T, n int) []string {
+	t.Helper()
+	texts := corpusTexts(t)
+	rng := rand.New(rand.NewPCG(11, uint64(n)))
+	dir := t.TempDir()
+	var paths []string
+	for i := range n {
+		var b strings.Builder
+		for range rng.IntN(3) {
+			for j := range rng.IntN(20000) {
+				fmt.Fprintf(&b, "I1203 10:15:%02d.%06d 12345 tablet_manager.cpp:%d] ordinary line %d\n", j%60, j, j%900, j)
+			}
+			b.Write(texts[rng.IntN(len(texts))])
+		}
+		p := filepath.Join(dir, fmt.Sprintf("be-%03d.out", i))
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		paths = append(paths, p)
+	}
+	bin := filepath.Join(dir, "junk.out")
+	require.NoError(t, os.WriteFile(bin, []byte("\x00\x01\x02\x03\x00\x00\x00\x00binary"), 0o644))
+	paths = slices.Insert(paths, n/3, bin, filepath.Join(dir, "missing.out"))
+	return paths
+}
+
+// TestRunJobsSameSequence: Run with Jobs 2, 3 and 8 yields exactly what it
+// yields with one job (Results and errors, in input order) over many
+// files of shuffled sizes, a skipped file and a missing one. Run it with
+// -race.
+func TestRunJobsSameSequence(t *testing.T) {
+	ctx := context.Background()
+	paths := parallelInputs(t, 40)
+	want := runTranscript(t, newPipeline(t, Options{}).Run(ctx, nil, paths...))
+	require.Greater(t, len(want), 40)
+	assert.Contains(t, strings.Join(want, "\n"), "junk.out: skipped")
+	assert.Contains(t, strings.Join(want, "\n"), "missing.out")
+	for _, jobs := range []int{2, 3, 8} {
+		got := runTranscript(t, newPipeline(t, Options{Jobs: jobs}).Run(ctx, nil, paths...))
+		require.Equal(t, want, got, "jobs %d", jobs)
+	}
+	// A directory is read in the same order too.
+	dir := filepath.Dir(paths[0])
+	want = runTranscript(t, newPipeline(t, Options{}).Run(ctx, nil, dir))
+	got := runTranscript(t, newPipeline(t, Options{Jobs: 4}).Run(ctx, nil, dir))
+	require.Equal(t, want, got)
+}
+
+// TestRunJobsEarlyExitAndCancel: leaving the loop early or cancelling the
+// context ends every reader (no goroutine outlives Run), and a cancelled
+// run yields the context's error last.
+func TestRunJobsEarlyExitAndCancel(t *testing.T) {
+	paths := parallelInputs(t, 12)
+	p := newPipeline(t, Options{Jobs: 4})
+	before := runtime.NumGoroutine()
+	n := 0
+	for r, err := range p.Run(context.Background(), nil, paths...) {
+		if err == nil && r != nil {
+			n++
+		}
+		if n == 3 {
+			break
+		}
+	}
+	assert.Equal(t, 3, n)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last error
+	n = 0
+	for _, err := range p.Run(ctx, nil, paths...) {
+		n++
+		if n == 2 {
+			cancel()
+		}
+		last = err
+	}
+	require.ErrorIs(t, last, context.Canceled)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left running")
+}
