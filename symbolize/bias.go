@@ -65,7 +65,7 @@ func RecoverBias(b *Binary, frames []Frame) BiasEstimate {
 		pc := uint64(f.PC)
 		seen := map[uint64]bool{}
 		for _, si := range cands {
-			a, sz := b.syms.addr[si], b.syms.size[si]
+			a, sz := b.syms.Addr[si], b.syms.Size[si]
 			if sz == 0 {
 				sz = 1
 			}
@@ -93,7 +93,7 @@ func RecoverBias(b *Binary, frames []Frame) BiasEstimate {
 	}
 	if len(votes) == 0 {
 		est.Reason = "no frame printed both an address and a function name found in the symbol table"
-		if b.syms.addr == nil {
+		if b.syms.Addr == nil {
 			est.Reason = "the binary has no symbol table"
 		}
 		return est
@@ -150,13 +150,13 @@ func (b *Binary) symbolsNamed(name string, cache map[string][]int) []int {
 		return nil
 	}
 	needle := []byte(mangledNeedle(key))
-	for i := range b.syms.addr {
-		raw := b.syms.rawName(i)
+	for i := range b.syms.Addr {
+		raw := b.syms.RawName(i)
 		switch {
 		case string(raw) == key: // C or unmangled name
 			out = append(out, i)
 		case len(needle) > 0 && len(raw) > 2 && raw[0] == '_' && raw[1] == 'Z' && bytes.Contains(raw, needle):
-			if d, _ := b.dem.Demangle(b.syms.nameAt(i)); nameKey(d) == key {
+			if d, _ := b.dem.Demangle(b.syms.NameAt(i)); nameKey(d) == key {
 				out = append(out, i)
 			}
 		}

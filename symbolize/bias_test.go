@@ -31,7 +31,7 @@ func TestSymbolsNamed(t *testing.T) {
 		got := b.symbolsNamed(name, cache)
 		found := false
 		for _, i := range got {
-			found = found || b.syms.nameAt(i) == want
+			found = found || b.syms.NameAt(i) == want
 		}
 		if !found {
 			t.Errorf("symbolsNamed(%q) has no %s (got %d symbols)", name, want, len(got))

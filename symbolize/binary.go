@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,18 +94,21 @@ type BinaryOptions struct {
 // lazily, one compile unit at a time, and stay resident until Close.
 type Binary struct {
 	path    string
-	main    *elfImage // the binary itself
-	debug   *elfImage // where DWARF lives (main, or a separate debug file)
+	main    *elfimage.Image // the binary itself
+	debug   *elfimage.Image // where DWARF lives (main, or a separate debug file)
 	typ     elf.Type
 	buildID string
 	dbgPath string
 	warns   []error
 
-	syms   symTable
-	dw     *dwData // nil when no DWARF
-	dem    *Demangler
-	closed atomic.Bool
-	life   sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
+	syms elfimage.Symbols
+	dw   *dwData // nil when no DWARF
+	dem  *Demangler
+	// demangle is dem's uncached demangling, made once (a method value
+	// made per lookup would allocate).
+	demangle func(string) string
+	closed   atomic.Bool
+	life     sync.RWMutex // lookups hold it shared; Close takes it exclusively before unmapping
 	// loadBase is the lowest PT_LOAD p_vaddr rounded down to a page.
 	loadBase uint64
 }
@@ -113,13 +117,13 @@ type Binary struct {
 // finds its debug information (see BinaryOptions). The Binary must be
 // closed with Close.
 func OpenBinary(path string, opts BinaryOptions) (b *Binary, err error) {
-	img, err := mapELF(path, opts)
+	img, err := elfimage.Open(path, imageOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, publicErr(err)
 	}
 	defer func() {
 		if err != nil {
-			img.close()
+			img.Close()
 		}
 	}()
 	return newBinary(path, img, opts)
@@ -130,36 +134,38 @@ func OpenBinary(path string, opts BinaryOptions) (b *Binary, err error) {
 // Close. Separate debug files are looked up on disk only when
 // opts.DebugFile or opts.DebugDirs name them (a reader has no directory).
 func NewBinary(r io.ReaderAt, size int64, opts BinaryOptions) (*Binary, error) {
-	img, err := readerELF(r, size, "", opts)
+	img, err := elfimage.New(r, size, "", imageOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, publicErr(err)
 	}
 	b, err := newBinary("", img, opts)
 	if err != nil {
-		img.close()
+		img.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err error) {
+func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, err = nil, fmt.Errorf("%w: %v", ErrBadDWARF, r)
 		}
 	}()
-	b = &Binary{path: path, main: img, typ: img.f.Type, dem: opts.Demangler}
+	b = &Binary{path: path, main: img, typ: img.File.Type, dem: opts.Demangler}
 	if b.dem == nil {
 		b.dem = NewDemangler(0)
 	}
-	b.buildID = img.buildID()
-	b.loadBase = img.loadBase()
+	b.demangle = b.dem.demangleOnce
+	b.buildID = img.BuildID()
+	b.loadBase = img.LoadBase()
 	b.debug = img
-	if !img.hasDWARF() {
-		dbg, dpath, tried := locateDebugFile(path, img, opts)
+	if !img.HasDWARF() {
+		dbg, dpath, tried := elfimage.LocateDebugFile(path, img, imageOptions(opts))
 		if dbg != nil {
 			b.debug, b.dbgPath = dbg, dpath
 		}
+		tried = publicErrs(tried)
 		b.warns = tried
 		if dbg == nil && opts.RequireDebugInfo {
 			return nil, &DebugInfoError{Binary: path, Tried: tried}
@@ -173,21 +179,22 @@ func newBinary(path string, img *elfImage, opts BinaryOptions) (b *Binary, err e
 	// (together about two thirds of the time to the first answer).
 	// The deferred receive also runs on a panic, so the images are never
 	// closed under the goroutine's feet.
-	symsc := make(chan symTable, 1)
-	go func() { symsc <- loadSymbols(img, b.debug) }()
-	waitSyms := sync.OnceValue(func() symTable { return <-symsc })
+	symsc := make(chan elfimage.Symbols, 1)
+	go func() { symsc <- elfimage.LoadSymbols(img, b.debug) }()
+	waitSyms := sync.OnceValue(func() elfimage.Symbols { return <-symsc })
 	defer func() {
 		if st := waitSyms(); b != nil {
 			b.syms = st
 		}
 	}()
-	if b.debug.hasDWARF() {
+	if b.debug.HasDWARF() {
 		dw, err := newDWData(b.debug, opts)
+		err = publicErr(err)
 		if err != nil {
 			if opts.RequireDebugInfo {
 				waitSyms()
 				if b.debug != img {
-					b.debug.close()
+					b.debug.Close()
 				}
 				return nil, err
 			}
@@ -271,9 +278,9 @@ func (b *Binary) Close() error {
 		b.dw.closeAll()
 	}
 	if b.debug != nil && b.debug != b.main {
-		err = b.debug.close()
+		err = b.debug.Close()
 	}
-	if e := b.main.close(); e != nil && err == nil {
+	if e := b.main.Close(); e != nil && err == nil {
 		err = e
 	}
 	return err

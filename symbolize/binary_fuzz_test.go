@@ -45,11 +45,11 @@ func FuzzOpenBinary(f *testing.F) {
 		}
 		defer b.Close()
 		var pcs []uint64
-		for i, a := range b.syms.addr {
+		for i, a := range b.syms.Addr {
 			if i >= 64 {
 				break
 			}
-			pcs = append(pcs, a, a+b.syms.size[i]/2)
+			pcs = append(pcs, a, a+b.syms.Size[i]/2)
 		}
 		if b.dw != nil {
 			for i, c := range *b.dw.index.Load() {

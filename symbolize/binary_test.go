@@ -175,33 +175,6 @@ func TestDebugFileSearch(t *testing.T) {
 	b.Close()
 }
 
-func TestDebuglinkCRC(t *testing.T) {
-	dir := t.TempDir()
-	extractCxx(t, dir, "split", "split.debug")
-	// Corrupt a byte of the debug file that does not matter to ELF parsing
-	// and remove build-ids from the comparison by opening through a
-	// reader-less path: the CRC check applies only without build-ids, so
-	// check the CRC function directly.
-	img, err := mapELF(filepath.Join(dir, "split"), BinaryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer img.close()
-	name, crc, ok := img.debuglink()
-	if !ok || name != "split.debug" {
-		t.Fatalf("debuglink = %q %v", name, ok)
-	}
-	dbg, err := mapELF(filepath.Join(dir, "split.debug"), BinaryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dbg.close()
-	got, err := dbg.crc32()
-	if err != nil || got != crc {
-		t.Errorf("crc32 = %08x, %v; want %08x", got, err, crc)
-	}
-}
-
 func TestNewBinaryReader(t *testing.T) {
 	p := cxxBinary(t, "o2-fp-dw5")
 	f, err := os.Open(p)
@@ -316,9 +289,9 @@ func equalLocs(a, b []Location) bool {
 // symAddr returns the address of the symbol called name.
 func symAddr(t testing.TB, b *Binary, name string) uint64 {
 	t.Helper()
-	for i := range b.syms.addr {
-		if b.syms.nameAt(i) == name {
-			return b.syms.addr[i]
+	for i := range b.syms.Addr {
+		if b.syms.NameAt(i) == name {
+			return b.syms.Addr[i]
 		}
 	}
 	t.Fatalf("no symbol %s", name)

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"slices"
 	"sort"
 	"strings"
@@ -111,7 +112,7 @@ type dwData struct {
 	known    []*dwUnit
 	covered  map[uint64]bool           // units with .debug_aranges entries (read-only after open)
 	index    atomic.Pointer[[]cuRange] // sorted by lo
-	infoProg *progSection              // non-nil while .debug_info may still be inflating
+	infoProg *elfimage.Progressive     // non-nil while .debug_info may still be inflating
 	bg       sync.WaitGroup            // the background scanAll
 	abbrevMu sync.Mutex
 	abbrevs  map[abbrevKey]*dwAbbrevTable
@@ -303,17 +304,17 @@ func (t *dwAbbrevTable) get(code uint64) *dwAbbrev {
 	return t.sparse[code]
 }
 
-func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
-	var prog *progSection
+func newDWData(img *elfimage.Image, opts BinaryOptions) (d *dwData, err error) {
+	var prog *elfimage.Progressive
 	defer func() {
 		if p := recover(); p != nil {
 			d, err = nil, fmt.Errorf("%w: %v", ErrBadDWARF, p)
 		}
 		if err != nil && prog != nil {
-			prog.stop() // the caller unmaps the file
+			prog.Stop() // the caller unmaps the file
 		}
 	}()
-	d = &dwData{order: img.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
+	d = &dwData{order: img.Order, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
 	names := []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line",
 		".debug_ranges", ".debug_rnglists", ".debug_addr", ".debug_str_offsets", ".debug_aranges"}
 	// Compressed sections are inflated in parallel (the large ones
@@ -321,21 +322,21 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 	var wg sync.WaitGroup
 	// .debug_info, the largest, is inflated progressively in the
 	// background: a lookup waits only for the prefix up to its unit.
-	if p, perr := img.startProgressive(".debug_info"); perr != nil {
+	if p, perr := img.StartProgressive(".debug_info"); perr != nil {
 		return nil, perr
 	} else if p != nil {
-		d.infoProg, d.info, prog = p, p.buf, p
+		d.infoProg, d.info, prog = p, p.Buf, p
 	}
 	for _, n := range names {
 		if n == ".debug_info" && d.infoProg != nil {
 			continue
 		}
-		if s := img.findSection(n); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug")) {
+		if s := img.FindSection(n); s != nil && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug")) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { recover() }() // errors are reported by the sequential pass below
-				img.sectionParallel(n)
+				img.SectionParallel(n)
 			}()
 		}
 	}
@@ -345,7 +346,7 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 			return nil
 		}
 		var b []byte
-		b, err = img.section(name)
+		b, err = img.Section(name)
 		return b
 	}
 	if d.infoProg == nil {
@@ -385,7 +386,7 @@ func newDWData(img *elfImage, opts BinaryOptions) (d *dwData, err error) {
 // closeAll stops a background inflation before the file is unmapped.
 func (d *dwData) closeAll() {
 	if d.infoProg != nil {
-		d.infoProg.stop()
+		d.infoProg.Stop()
 	}
 	d.bg.Wait()
 	d.closeSplit()
@@ -449,7 +450,7 @@ func (d *dwData) waitInfo(n uint64) bool {
 	if d.infoProg == nil {
 		return n <= uint64(len(d.info))
 	}
-	return d.infoProg.wait(n)
+	return d.infoProg.Wait(n)
 }
 
 // scanAll walks every unit header of .debug_info once (waiting for all of
@@ -612,7 +613,7 @@ func (d *dwData) buildIndex(aranges []byte) {
 		}
 		r.pos = end
 	}
-	idx = radixSortByAddr(idx, func(r *cuRange) uint64 { return r.lo })
+	idx = elfimage.SortByAddr(idx, func(r *cuRange) uint64 { return r.lo })
 	d.index.Store(&idx)
 }
 

@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"fmt"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,8 +31,8 @@ type splitState struct {
 	dirs   []string // directories searched for .dwo files besides comp_dir
 	maxSec int64    // BinaryOptions.MaxSectionSize for the .dwo files
 	mu     sync.Mutex
-	imgs   []*elfImage // opened .dwo files, closed with the binary
-	miss   []string    // skeletons met whose .dwo was not found, and why
+	imgs   []*elfimage.Image // opened .dwo files, closed with the binary
+	miss   []string          // skeletons met whose .dwo was not found, and why
 }
 
 // dwoLink is what a skeleton unit resolves to: the split unit and the
@@ -106,14 +107,14 @@ func (d *dwData) openSplit(u *dwUnit) *dwoLink {
 		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		img, err := mapELF(p, BinaryOptions{MaxSectionSize: d.split.maxSec})
+		img, err := elfimage.Open(p, elfimage.Options{MaxSection: d.split.maxSec})
 		if err != nil {
 			continue
 		}
 		dd, su, err := d.splitUnitIn(img, u)
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", p, err))
-			img.close()
+			img.Close()
 			continue
 		}
 		d.split.mu.Lock()
@@ -130,7 +131,7 @@ func (d *dwData) openSplit(u *dwUnit) *dwoLink {
 // splitUnitIn reads the .dwo img and returns its DWARF and the split unit
 // of the skeleton u (matched by dwo id), set up to use the skeleton's
 // .debug_addr, .debug_line and .debug_ranges.
-func (d *dwData) splitUnitIn(img *elfImage, u *dwUnit) (dd *dwData, su *dwUnit, err error) {
+func (d *dwData) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *dwData, su *dwUnit, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			dd, su, err = nil, nil, fmt.Errorf("%w: %v", ErrBadDWARF, p)
@@ -143,7 +144,7 @@ func (d *dwData) splitUnitIn(img *elfImage, u *dwUnit) (dd *dwData, su *dwUnit, 
 		name string
 	}{{&dd.info, ".debug_info.dwo"}, {&dd.abbrev, ".debug_abbrev.dwo"}, {&dd.str, ".debug_str.dwo"},
 		{&dd.strOffs, ".debug_str_offsets.dwo"}, {&dd.rnglists, ".debug_rnglists.dwo"}} {
-		if *sec.dst, err = img.section(sec.name); err != nil {
+		if *sec.dst, err = img.Section(sec.name); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -194,7 +195,7 @@ func (d *dwData) closeSplit() {
 	d.split.mu.Lock()
 	defer d.split.mu.Unlock()
 	for _, img := range d.split.imgs {
-		img.close()
+		img.Close()
 	}
 	d.split.imgs = nil
 }

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"context"
 	"fmt"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // DebugFetcher fetches files by GNU build-id from a symbol server. The
@@ -25,15 +26,15 @@ type DebugFetcher interface {
 // the binary has DWARF already, and an error when the binary has no
 // build-id (a symbol server indexes by build-id only) or f has no file for it.
 func FetchDebugFile(ctx context.Context, f DebugFetcher, path string) (string, error) {
-	img, err := mapELF(path, BinaryOptions{})
+	img, err := elfimage.Open(path, elfimage.Options{})
 	if err != nil {
-		return "", err
+		return "", publicErr(err)
 	}
-	defer img.close()
-	if img.hasDWARF() {
+	defer img.Close()
+	if img.HasDWARF() {
 		return "", nil
 	}
-	id := img.buildID()
+	id := img.BuildID()
 	if id == "" {
 		return "", fmt.Errorf("symbolize: %s has no build-id to fetch its debug file by", path)
 	}

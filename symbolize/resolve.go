@@ -67,15 +67,16 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	}
 	var symName string
 	var symOff uint64
-	si := b.syms.find(pc)
+	si := b.syms.Find(pc)
 	if si >= 0 {
-		symName, symOff = b.syms.nameAt(si), pc-b.syms.addr[si]
+		symName, symOff = b.syms.NameAt(si), pc-b.syms.Addr[si]
 	}
 	start := len(dst)
 	if b.dw != nil {
 		// The outermost frame is renamed from the symbol table below, so
 		// its DWARF name need not be demangled.
 		dst, err = b.dw.lookup(dst, pc, b.dem, opts.NoDemangle, symName != "")
+		err = publicErr(err)
 	}
 	if len(dst) == start {
 		if symName == "" {
@@ -95,12 +96,12 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 		last.Linkage = symName
 		last.Function = symName
 		if !opts.NoDemangle {
-			last.Function = b.syms.demangledAt(si, b.dem)
+			last.Function = b.syms.DemangledAt(si, b.demangle)
 		}
 		if last.File == "" {
 			// No line information (crtstuff.c, assembly, stripped
 			// units): llvm-symbolizer's file of a local symbol.
-			last.File = b.syms.fileAt(si)
+			last.File = b.syms.FileAt(si)
 		}
 	}
 	return dst, err

@@ -338,7 +338,7 @@ func hasDirectBias(crash *Crash, m *Module, modOf func(*Frame) *Module) bool {
 // binary, identified by its page-rounded size (or as the only one).
 func kernelLineBias(b *Binary, name string, maps []KernelMapping) BiasEstimate {
 	var est BiasEstimate
-	if b == nil || b.main == nil || b.main.f == nil {
+	if b == nil || b.main == nil || b.main.File == nil {
 		return est
 	}
 	for _, km := range maps {
@@ -347,7 +347,7 @@ func kernelLineBias(b *Binary, name string, maps []KernelMapping) BiasEstimate {
 		}
 		var cands []uint64
 		var exec []uint64
-		for _, p := range b.main.f.Progs {
+		for _, p := range b.main.File.Progs {
 			if p.Type != elf.PT_LOAD || p.Flags&elf.PF_X == 0 {
 				continue
 			}

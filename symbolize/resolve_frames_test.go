@@ -219,7 +219,7 @@ func TestFramesKernelLineBias(t *testing.T) {
 	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
 	require.True(t, b.IsPIE())
 	var text *elf.Prog
-	for _, p := range b.main.f.Progs {
+	for _, p := range b.main.File.Progs {
 		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
 			text = p
 		}

@@ -148,13 +148,13 @@ func TestLambdaInvokerChains(t *testing.T) {
 			maxChain := func(pred func(string) bool) (string, []Location) {
 				var best []Location
 				var name string
-				for i := range b.syms.addr {
-					n := b.syms.nameAt(i)
+				for i := range b.syms.Addr {
+					n := b.syms.NameAt(i)
 					if !pred(n) {
 						continue
 					}
-					for off := uint64(0); off < b.syms.size[i]; off++ {
-						l, err := b.Lookup(b.syms.addr[i]+off, LookupOptions{Exact: true})
+					for off := uint64(0); off < b.syms.Size[i]; off++ {
+						l, err := b.Lookup(b.syms.Addr[i]+off, LookupOptions{Exact: true})
 						require.NoError(t, err)
 						if len(l) > len(best) {
 							best, name = l, n

@@ -18,13 +18,13 @@ var update = flag.Bool("update", false, "rewrite golden files (llvm-symbolizer o
 // testPCs is the deterministic PC list of a test binary: the start of
 // every function symbol in .text and every 3rd byte inside it.
 func testPCs(b *Binary) []uint64 {
-	text := b.main.f.Section(".text")
+	text := b.main.File.Section(".text")
 	if text == nil {
 		return nil
 	}
 	var pcs []uint64
-	for i, a := range b.syms.addr {
-		sz := b.syms.size[i]
+	for i, a := range b.syms.Addr {
+		sz := b.syms.Size[i]
 		if a < text.Addr || a >= text.Addr+text.Size || sz == 0 {
 			continue
 		}

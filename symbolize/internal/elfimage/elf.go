@@ -1,4 +1,4 @@
-package symbolize
+package elfimage
 
 import (
 	"bytes"
@@ -20,17 +20,17 @@ import (
 
 const defaultMaxSection = 8 << 30
 
-// elfImage is one opened ELF file: memory-mapped (data != nil) or read
+// Image is one opened ELF file: memory-mapped (data != nil) or read
 // through an io.ReaderAt. Section contents are mmap slices when the section
 // is stored uncompressed, else decompressed once into the heap.
-type elfImage struct {
+type Image struct {
 	path   string
 	data   []byte // whole file when memory-mapped
 	unmap  func() error
 	ra     io.ReaderAt
 	size   int64
-	f      *elf.File
-	order  binary.ByteOrder
+	File   *elf.File
+	Order  binary.ByteOrder
 	is64   bool
 	maxSec int64
 
@@ -43,13 +43,15 @@ type secData struct {
 	err error
 }
 
-func mapELF(path string, opts BinaryOptions) (*elfImage, error) {
+// Open maps the ELF file at path read-only (or, where mmap fails, reads
+// it through the file) and parses its headers.
+func Open(path string, opts Options) (*Image, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	size, err := openFileSize(fh)
+	size, err := FileSize(fh)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +62,7 @@ func mapELF(path string, opts BinaryOptions) (*elfImage, error) {
 		if err2 != nil {
 			return nil, err
 		}
-		img, err := readerELF(f2, size, path, opts)
+		img, err := New(f2, size, path, opts)
 		if err != nil {
 			f2.Close()
 			return nil, err
@@ -77,11 +79,13 @@ func mapELF(path string, opts BinaryOptions) (*elfImage, error) {
 	return img, nil
 }
 
-func readerELF(r io.ReaderAt, size int64, path string, opts BinaryOptions) (*elfImage, error) {
+// New parses the ELF headers of r (size bytes); sections are read from r
+// on first use. path only names the image in errors.
+func New(r io.ReaderAt, size int64, path string, opts Options) (*Image, error) {
 	return newELFImage(r, size, path, opts)
 }
 
-func newELFImage(r io.ReaderAt, size int64, path string, opts BinaryOptions) (img *elfImage, err error) {
+func newELFImage(r io.ReaderAt, size int64, path string, opts Options) (img *Image, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			img, err = nil, fmt.Errorf("%w: %s: %v", ErrNotELF, path, p)
@@ -95,15 +99,16 @@ func newELFImage(r io.ReaderAt, size int64, path string, opts BinaryOptions) (im
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotELF, path, err)
 	}
-	max := opts.MaxSectionSize
+	max := opts.MaxSection
 	if max <= 0 {
 		max = defaultMaxSection
 	}
-	return &elfImage{path: path, ra: r, size: size, f: f, order: f.ByteOrder,
+	return &Image{path: path, ra: r, size: size, File: f, Order: f.ByteOrder,
 		is64: f.Class == elf.ELFCLASS64, maxSec: max, cache: map[string]secData{}}, nil
 }
 
-func (m *elfImage) close() error {
+// Close drops the section cache and unmaps the file.
+func (m *Image) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cache = nil
@@ -116,21 +121,21 @@ func (m *elfImage) close() error {
 	return nil
 }
 
-// findSection returns the section called name, or its .zdebug_ form.
-func (m *elfImage) findSection(name string) *elf.Section {
-	if s := m.f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+// FindSection returns the section called name, or its .zdebug_ form.
+func (m *Image) FindSection(name string) *elf.Section {
+	if s := m.File.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
 		return s
 	}
 	if strings.HasPrefix(name, ".debug_") {
-		if s := m.f.Section(".zdebug_" + name[7:]); s != nil && s.Type != elf.SHT_NOBITS {
+		if s := m.File.Section(".zdebug_" + name[7:]); s != nil && s.Type != elf.SHT_NOBITS {
 			return s
 		}
 	}
 	return nil
 }
 
-// section returns the (decompressed) contents of a section, nil if absent.
-func (m *elfImage) section(name string) ([]byte, error) {
+// Section returns the (decompressed) contents of a section, nil if absent.
+func (m *Image) Section(name string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cache == nil {
@@ -144,9 +149,9 @@ func (m *elfImage) section(name string) ([]byte, error) {
 	return b, err
 }
 
-// sectionParallel is section for concurrent warm-up: the decompression
+// SectionParallel is section for concurrent warm-up: the decompression
 // runs outside the lock, the result is stored unless another caller won.
-func (m *elfImage) sectionParallel(name string) {
+func (m *Image) SectionParallel(name string) {
 	m.mu.Lock()
 	_, done := m.cache[name]
 	closed := m.cache == nil
@@ -164,13 +169,13 @@ func (m *elfImage) sectionParallel(name string) {
 	m.mu.Unlock()
 }
 
-func (m *elfImage) readSection(name string) (b []byte, err error) {
+func (m *Image) readSection(name string) (b []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			b, err = nil, fmt.Errorf("%w: section %s: %v", ErrBadDWARF, name, p)
 		}
 	}()
-	s := m.findSection(name)
+	s := m.FindSection(name)
 	if s == nil {
 		return nil, nil
 	}
@@ -203,10 +208,10 @@ func (m *elfImage) readSection(name string) (b []byte, err error) {
 	return buf, nil
 }
 
-// progSection is a compressed section inflated by a background goroutine
+// Progressive is a compressed section inflated by a background goroutine
 // into buf; readers wait for the prefix they need.
-type progSection struct {
-	buf     []byte
+type Progressive struct {
+	Buf     []byte
 	filled  atomic.Int64 // bytes of buf ready; written only by the inflater
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -216,11 +221,11 @@ type progSection struct {
 	exited  chan struct{}
 }
 
-// startProgressive starts inflating an SHF_COMPRESSED section in the
+// StartProgressive starts inflating an SHF_COMPRESSED section in the
 // background. It returns nil (and no error) for a section that is absent
 // or stored uncompressed.
-func (m *elfImage) startProgressive(name string) (*progSection, error) {
-	s := m.f.Section(name)
+func (m *Image) StartProgressive(name string) (*Progressive, error) {
+	s := m.File.Section(name)
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED == 0 {
 		return nil, nil
 	}
@@ -230,7 +235,7 @@ func (m *elfImage) startProgressive(name string) (*progSection, error) {
 	if int64(s.Size) > m.maxSec || s.Size > 2048*s.FileSize+(1<<20) {
 		return nil, fmt.Errorf("%w: %s: %d bytes", ErrTooLarge, name, s.Size)
 	}
-	p := &progSection{buf: make([]byte, s.Size), exited: make(chan struct{})}
+	p := &Progressive{Buf: make([]byte, s.Size), exited: make(chan struct{})}
 	p.cond = sync.NewCond(&p.mu)
 	rd := s.Open()
 	go func() {
@@ -246,8 +251,8 @@ func (m *elfImage) startProgressive(name string) (*progSection, error) {
 			p.mu.Unlock()
 		}()
 		n, idle := 0, 0
-		for n < len(p.buf) && !p.stopped.Load() {
-			k, rerr := rd.Read(p.buf[n:min(n+1<<20, len(p.buf))])
+		for n < len(p.Buf) && !p.stopped.Load() {
+			k, rerr := rd.Read(p.Buf[n:min(n+1<<20, len(p.Buf))])
 			n += k
 			if k == 0 && rerr == nil {
 				if idle++; idle > 100 {
@@ -261,7 +266,7 @@ func (m *elfImage) startProgressive(name string) (*progSection, error) {
 			p.cond.Broadcast()
 			p.mu.Unlock()
 			if rerr != nil {
-				if n < len(p.buf) {
+				if n < len(p.Buf) {
 					err = fmt.Errorf("%w: inflating %s: %v", ErrBadDWARF, name, rerr)
 				}
 				return
@@ -271,9 +276,9 @@ func (m *elfImage) startProgressive(name string) (*progSection, error) {
 	return p, nil
 }
 
-// wait blocks until buf[:n] is ready; false if it never will be.
-func (p *progSection) wait(n uint64) bool {
-	if n > uint64(len(p.buf)) {
+// Wait blocks until buf[:n] is ready; false if it never will be.
+func (p *Progressive) Wait(n uint64) bool {
+	if n > uint64(len(p.Buf)) {
 		return false
 	}
 	if uint64(p.filled.Load()) >= n {
@@ -287,15 +292,15 @@ func (p *progSection) wait(n uint64) bool {
 	return uint64(p.filled.Load()) >= n
 }
 
-// stop ends the inflation (the file is about to be unmapped) and waits for it.
-func (p *progSection) stop() {
+// Stop ends the inflation (the file is about to be unmapped) and waits for it.
+func (p *Progressive) Stop() {
 	p.stopped.Store(true)
 	<-p.exited
 }
 
 // readZdebug decodes the legacy GNU ".zdebug" format: "ZLIB", 8-byte
 // big-endian size, zlib stream.
-func (m *elfImage) readZdebug(s *elf.Section) ([]byte, error) {
+func (m *Image) readZdebug(s *elf.Section) ([]byte, error) {
 	raw := make([]byte, s.FileSize)
 	if _, err := m.ra.ReadAt(raw, int64(s.Offset)); err != nil && err != io.EOF {
 		return nil, err
@@ -318,14 +323,15 @@ func (m *elfImage) readZdebug(s *elf.Section) ([]byte, error) {
 	return buf, nil
 }
 
-func (m *elfImage) hasDWARF() bool {
-	s := m.findSection(".debug_info")
+// HasDWARF reports whether the image has a .debug_info section.
+func (m *Image) HasDWARF() bool {
+	s := m.FindSection(".debug_info")
 	return s != nil && s.Size > 0
 }
 
-// buildID returns the NT_GNU_BUILD_ID note as hex.
-func (m *elfImage) buildID() string {
-	for _, s := range m.f.Sections {
+// BuildID returns the NT_GNU_BUILD_ID note as hex.
+func (m *Image) BuildID() string {
+	for _, s := range m.File.Sections {
 		if s.Type != elf.SHT_NOTE || s.Size > 1<<16 {
 			continue
 		}
@@ -333,11 +339,11 @@ func (m *elfImage) buildID() string {
 		if err != nil {
 			continue
 		}
-		if id := noteBuildID(b, m.order); id != "" {
+		if id := noteBuildID(b, m.Order); id != "" {
 			return id
 		}
 	}
-	for _, p := range m.f.Progs {
+	for _, p := range m.File.Progs {
 		if p.Type != elf.PT_NOTE || p.Filesz > 1<<16 {
 			continue
 		}
@@ -345,7 +351,7 @@ func (m *elfImage) buildID() string {
 		if _, err := p.ReadAt(b, 0); err != nil {
 			continue
 		}
-		if id := noteBuildID(b, m.order); id != "" {
+		if id := noteBuildID(b, m.Order); id != "" {
 			return id
 		}
 	}
@@ -380,10 +386,10 @@ func noteBuildID(b []byte, order binary.ByteOrder) string {
 	return ""
 }
 
-// loadBase is the page-aligned lowest PT_LOAD vaddr.
-func (m *elfImage) loadBase() uint64 {
+// LoadBase is the page-aligned lowest PT_LOAD vaddr.
+func (m *Image) LoadBase() uint64 {
 	base := ^uint64(0)
-	for _, p := range m.f.Progs {
+	for _, p := range m.File.Progs {
 		if p.Type == elf.PT_LOAD && p.Vaddr < base {
 			base = p.Vaddr
 		}
@@ -394,9 +400,9 @@ func (m *elfImage) loadBase() uint64 {
 	return base &^ 0xfff
 }
 
-// debuglink returns the .gnu_debuglink file name and CRC32.
-func (m *elfImage) debuglink() (string, uint32, bool) {
-	s := m.f.Section(".gnu_debuglink")
+// Debuglink returns the .gnu_debuglink file name and CRC32.
+func (m *Image) Debuglink() (string, uint32, bool) {
+	s := m.File.Section(".gnu_debuglink")
 	if s == nil || s.Size > 4096 {
 		return "", 0, false
 	}
@@ -413,11 +419,11 @@ func (m *elfImage) debuglink() (string, uint32, bool) {
 	if off+4 > len(b) {
 		return name, 0, false
 	}
-	return name, m.order.Uint32(b[off:]), true
+	return name, m.Order.Uint32(b[off:]), true
 }
 
-// crc32 computes the CRC32 (IEEE) of the whole file, as GNU debuglink does.
-func (m *elfImage) crc32() (uint32, error) {
+// CRC32 computes the CRC32 (IEEE) of the whole file, as GNU debuglink does.
+func (m *Image) CRC32() (uint32, error) {
 	if m.data != nil {
 		return crc32.ChecksumIEEE(m.data), nil
 	}
@@ -428,11 +434,11 @@ func (m *elfImage) crc32() (uint32, error) {
 	return h.Sum32(), nil
 }
 
-// findDebugFile looks for a separate debug file for img. It returns the
+// LocateDebugFile looks for a separate debug file for img. It returns the
 // accepted image and its path, and the errors of rejected candidates.
-func locateDebugFile(path string, img *elfImage, opts BinaryOptions) (*elfImage, string, []error) {
-	id := img.buildID()
-	link, crc, hasCRC := img.debuglink()
+func LocateDebugFile(path string, img *Image, opts Options) (*Image, string, []error) {
+	id := img.BuildID()
+	link, crc, hasCRC := img.Debuglink()
 	type cand struct {
 		path   string
 		viaCRC bool // found through .gnu_debuglink: check the CRC when there is no build-id
@@ -475,28 +481,28 @@ func locateDebugFile(path string, img *elfImage, opts BinaryOptions) (*elfImage,
 			}
 			continue
 		}
-		dbg, err := mapELF(c.path, opts)
+		dbg, err := Open(c.path, opts)
 		if err != nil {
 			tried = append(tried, fmt.Errorf("%s: %w", c.path, err))
 			continue
 		}
-		did := dbg.buildID()
+		did := dbg.BuildID()
 		switch {
 		case id != "" && did != id:
-			tried = append(tried, &BuildIDMismatchError{Binary: path, DebugFile: c.path, BinaryID: id, DebugID: did})
-			dbg.close()
+			tried = append(tried, &BuildIDMismatch{Binary: path, DebugFile: c.path, BinaryID: id, DebugID: did})
+			dbg.Close()
 			continue
 		case id == "" && c.viaCRC:
-			got, err := dbg.crc32()
+			got, err := dbg.CRC32()
 			if err != nil || got != crc {
 				tried = append(tried, fmt.Errorf("%w: %s: crc %08x, want %08x", ErrDebuglinkCRC, c.path, got, crc))
-				dbg.close()
+				dbg.Close()
 				continue
 			}
 		}
-		if !dbg.hasDWARF() {
+		if !dbg.HasDWARF() {
 			tried = append(tried, fmt.Errorf("%w: %s", ErrNoDebugInfo, c.path))
-			dbg.close()
+			dbg.Close()
 			continue
 		}
 		return dbg, c.path, tried
@@ -504,14 +510,14 @@ func locateDebugFile(path string, img *elfImage, opts BinaryOptions) (*elfImage,
 	return nil, "", tried
 }
 
-// symTable is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC
+// Symbols is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC
 // and STT_OBJECT symbols, sorted by (address, size), one per address (the
 // last, i.e. largest). Names stay in the string table (mapped) and are
 // copied into Go strings on first use, so opening a binary with a large
 // .strtab does not copy it.
-type symTable struct {
-	addr    []uint64
-	size    []uint64
+type Symbols struct {
+	Addr    []uint64
+	Size    []uint64
 	nameOff []uint32
 	// file is, for a local (STB_LOCAL) symbol, 1 + the index in files of
 	// the name of the last STT_FILE symbol before it in the table, else 0;
@@ -523,42 +529,44 @@ type symTable struct {
 	dems   []atomic.Pointer[string] // demangled names, filled on first use
 }
 
-// demangledAt returns the demangled name of symbol i (cached).
-func (t *symTable) demangledAt(i int, dem *Demangler) string {
+// DemangledAt returns the demangled name of symbol i (cached).
+func (t *Symbols) DemangledAt(i int, demangle func(string) string) string {
 	if p := t.dems[i].Load(); p != nil {
 		return *p
 	}
-	s := dem.demangleOnce(t.nameAt(i))
+	s := demangle(t.NameAt(i))
 	t.dems[i].Store(&s)
 	return s
 }
 
-// fileAt returns the STT_FILE name of local symbol i (see file), or "".
-func (t *symTable) fileAt(i int) string {
+// FileAt returns the STT_FILE name of local symbol i (see file), or "".
+func (t *Symbols) FileAt(i int) string {
 	if t.file == nil || t.file[i] == 0 || int(t.file[i]) > len(t.files) {
 		return ""
 	}
 	return t.files[t.file[i]-1]
 }
 
-// rawName returns the name of symbol i as bytes of the string table.
-func (t *symTable) rawName(i int) []byte {
+// RawName returns the name of symbol i as bytes of the string table.
+func (t *Symbols) RawName(i int) []byte {
 	return cstrAt(t.strtab, uint64(t.nameOff[i]))
 }
 
-// nameAt returns the name of symbol i (copied once, then cached).
-func (t *symTable) nameAt(i int) string {
+// NameAt returns the name of symbol i (copied once, then cached).
+func (t *Symbols) NameAt(i int) string {
 	if p := t.names[i].Load(); p != nil {
 		return *p
 	}
-	s := string(t.rawName(i))
+	s := string(t.RawName(i))
 	t.names[i].Store(&s)
 	return s
 }
 
-func loadSymbols(main, debug *elfImage) symTable {
+// LoadSymbols returns the symbol table of main's .symtab, else debug's
+// .symtab, else main's .dynsym (debug may be nil).
+func LoadSymbols(main, debug *Image) Symbols {
 	for _, src := range []struct {
-		img *elfImage
+		img *Image
 		sec string
 	}{{main, ".symtab"}, {debug, ".symtab"}, {main, ".dynsym"}} {
 		if src.img == nil {
@@ -568,32 +576,32 @@ func loadSymbols(main, debug *elfImage) symTable {
 			return t
 		}
 	}
-	return symTable{}
+	return Symbols{}
 }
 
-func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
+func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 	defer func() {
 		if recover() != nil {
-			t, ok = symTable{}, false
+			t, ok = Symbols{}, false
 		}
 	}()
-	s := m.f.Section(secName)
-	if s == nil || s.Type == elf.SHT_NOBITS || s.Link == 0 || int(s.Link) >= len(m.f.Sections) {
+	s := m.File.Section(secName)
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Link == 0 || int(s.Link) >= len(m.File.Sections) {
 		return t, false
 	}
-	raw, err := m.section(secName)
+	raw, err := m.Section(secName)
 	if err != nil || len(raw) == 0 {
 		return t, false
 	}
-	strSec := m.f.Sections[s.Link]
-	strRaw, err := m.section(strSec.Name)
+	strSec := m.File.Sections[s.Link]
+	strRaw, err := m.Section(strSec.Name)
 	if err != nil {
 		return t, false
 	}
 	type ent struct {
 		addr, size uint64
 		name       uint32
-		file       uint32 // see symTable.file
+		file       uint32 // see Symbols.file
 		idx        int32
 	}
 	esz := 16
@@ -602,7 +610,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	}
 	n := len(raw) / esz
 	ents := make([]ent, 0, n)
-	o := m.order
+	o := m.Order
 	var curFile uint32 // 1 + index in t.files of the last STT_FILE symbol's name
 	anyFile := false
 	for i := 1; i < n; i++ {
@@ -646,7 +654,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	// address bytes that vary (usually 3 or 4 passes) is 5× faster than a
 	// comparison sort on the 70k–500k symbols of a backend; runs of equal
 	// addresses, short and rare, are then ordered by size.
-	ents = radixSortByAddr(ents, func(e *ent) uint64 { return e.addr })
+	ents = SortByAddr(ents, func(e *ent) uint64 { return e.addr })
 	for i := 0; i < len(ents); {
 		j := i + 1
 		for j < len(ents) && ents[j].addr == ents[i].addr {
@@ -666,8 +674,8 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 		k++
 	}
 	ents = ents[:k]
-	t.addr = make([]uint64, k)
-	t.size = make([]uint64, k)
+	t.Addr = make([]uint64, k)
+	t.Size = make([]uint64, k)
 	t.nameOff = make([]uint32, k)
 	t.names = make([]atomic.Pointer[string], k)
 	t.dems = make([]atomic.Pointer[string], k)
@@ -678,7 +686,7 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 		t.files = nil
 	}
 	for i, e := range ents {
-		t.addr[i], t.size[i], t.nameOff[i] = e.addr, e.size, e.name
+		t.Addr[i], t.Size[i], t.nameOff[i] = e.addr, e.size, e.name
 		if anyFile {
 			t.file[i] = e.file
 		}
@@ -686,9 +694,9 @@ func parseSymbols(m *elfImage, secName string) (t symTable, ok bool) {
 	return t, k > 0
 }
 
-// find returns the index of the symbol containing pc, or -1.
-func (t *symTable) find(pc uint64) int {
-	a := t.addr
+// Find returns the index of the symbol containing pc, or -1.
+func (t *Symbols) Find(pc uint64) int {
+	a := t.Addr
 	lo, hi := 0, len(a)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
@@ -702,16 +710,16 @@ func (t *symTable) find(pc uint64) int {
 	if i < 0 {
 		return -1
 	}
-	if t.size[i] != 0 && pc-t.addr[i] >= t.size[i] {
+	if t.Size[i] != 0 && pc-t.Addr[i] >= t.Size[i] {
 		return -1
 	}
 	return i
 }
 
-// radixSortByAddr sorts xs stably by key with a least-significant-byte
+// SortByAddr sorts xs stably by key with a least-significant-byte
 // radix sort over the bytes in which the keys differ. It returns the
 // sorted slice, which is xs or a scratch slice of the same length.
-func radixSortByAddr[T any](xs []T, key func(*T) uint64) []T {
+func SortByAddr[T any](xs []T, key func(*T) uint64) []T {
 	if len(xs) < 2 {
 		return xs
 	}

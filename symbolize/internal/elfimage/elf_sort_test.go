@@ -1,4 +1,4 @@
-package symbolize
+package elfimage
 
 import (
 	"cmp"
@@ -30,12 +30,12 @@ func TestRadixSortByAddr(t *testing.T) {
 			}
 			want := slices.Clone(xs)
 			slices.SortStableFunc(want, func(a, b rec) int { return cmp.Compare(a.key, b.key) })
-			got := radixSortByAddr(slices.Clone(xs), func(r *rec) uint64 { return r.key })
+			got := SortByAddr(slices.Clone(xs), func(r *rec) uint64 { return r.key })
 			if !slices.Equal(got, want) {
 				t.Errorf("%s, n=%d: radix order differs from a stable sort", name, n)
 			}
 			// Already sorted input comes back as is.
-			again := radixSortByAddr(want, func(r *rec) uint64 { return r.key })
+			again := SortByAddr(want, func(r *rec) uint64 { return r.key })
 			if !slices.Equal(again, want) {
 				t.Errorf("%s, n=%d: sorted input reordered", name, n)
 			}

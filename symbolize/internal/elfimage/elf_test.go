@@ -1,0 +1,110 @@
+package elfimage
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/crashsig/crashsig/internal/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// binDir holds the gzip-compressed test binaries of package symbolize
+// (symbolize/testdata/cxx, built by its build.sh).
+var binDir = filepath.Join("..", "..", "testdata", "cxx", "bin")
+
+// extract decompresses the named test binaries into dir.
+func extract(t testing.TB, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		testutil.Gunzip(t, filepath.Join(binDir, n+".gz"), filepath.Join(dir, n))
+	}
+}
+
+// TestDebuglinkCRC checks the .gnu_debuglink CRC of the split variant
+// against the CRC32 of its debug file.
+func TestDebuglinkCRC(t *testing.T) {
+	dir := t.TempDir()
+	extract(t, dir, "split", "split.debug")
+	img, err := Open(filepath.Join(dir, "split"), Options{})
+	require.NoError(t, err)
+	defer img.Close()
+	name, crc, ok := img.Debuglink()
+	require.True(t, ok)
+	require.Equal(t, "split.debug", name)
+	dbg, err := Open(filepath.Join(dir, "split.debug"), Options{})
+	require.NoError(t, err)
+	defer dbg.Close()
+	got, err := dbg.CRC32()
+	require.NoError(t, err)
+	assert.Equal(t, crc, got)
+}
+
+// TestLocateDebugFile finds split.debug through .gnu_debuglink beside the
+// binary (the build-id matches), and refuses a debug file of another
+// binary with a *BuildIDMismatch.
+func TestLocateDebugFile(t *testing.T) {
+	dir := t.TempDir()
+	extract(t, dir, "split", "split.debug", "clang-o2-dw5")
+	img, err := Open(filepath.Join(dir, "split"), Options{})
+	require.NoError(t, err)
+	defer img.Close()
+	require.False(t, img.HasDWARF())
+	dbg, path, tried := LocateDebugFile(filepath.Join(dir, "split"), img, Options{})
+	require.NotNil(t, dbg)
+	defer dbg.Close()
+	assert.Equal(t, filepath.Join(dir, "split.debug"), path)
+	assert.Empty(t, tried)
+	assert.Equal(t, img.BuildID(), dbg.BuildID())
+
+	other, _, tried := LocateDebugFile(filepath.Join(dir, "split"), img, Options{DebugFile: filepath.Join(dir, "clang-o2-dw5")})
+	if other != nil {
+		other.Close() // the debuglink candidate after the refused one
+	}
+	require.NotEmpty(t, tried)
+	var mm *BuildIDMismatch
+	require.ErrorAs(t, tried[0], &mm)
+	assert.Equal(t, img.BuildID(), mm.BinaryID)
+}
+
+// TestNotELF checks that a non-ELF input is refused with ErrNotELF.
+func TestNotELF(t *testing.T) {
+	_, err := New(bytes.NewReader([]byte("not an elf file at all")), 22, "x", Options{})
+	require.ErrorIs(t, err, ErrNotELF)
+}
+
+// FuzzImage feeds arbitrary bytes to New and reads what an open reads:
+// build-id, debuglink, load base, the debug sections and the symbol table.
+// Bad input must give an error or empty results, never a panic.
+func FuzzImage(f *testing.F) {
+	for _, n := range []string{"tiny", "tiny-clang"} {
+		dir := f.TempDir()
+		extract(f, dir, n)
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		img, err := New(bytes.NewReader(b), int64(len(b)), "fuzz", Options{MaxSection: 1 << 20})
+		if err != nil {
+			return
+		}
+		defer img.Close()
+		_ = img.BuildID()
+		_, _, _ = img.Debuglink()
+		_ = img.LoadBase()
+		for _, s := range []string{".debug_info", ".debug_line", ".debug_str", ".debug_aranges"} {
+			_, _ = img.Section(s)
+		}
+		syms := LoadSymbols(img, nil)
+		for i := 0; i < len(syms.Addr) && i < 64; i++ {
+			_ = syms.NameAt(i)
+			_ = syms.FileAt(i)
+		}
+		if len(syms.Addr) > 0 {
+			_ = syms.Find(syms.Addr[0])
+		}
+	})
+}
