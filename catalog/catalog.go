@@ -50,6 +50,7 @@ type compiledRule struct {
 	threads                     []glob
 	queryID                     uint8 // bit set of queryIDBit; 0 = any
 	weight                      float64
+	namesOnly                   bool // frames globs only on the frame's own name
 }
 
 type compiledAlt struct {

@@ -325,6 +325,8 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 			}
 		case "taught_by":
 			r.TaughtBy = d.testPaths(v, f)
+		case "names_only":
+			r.NamesOnly = d.bool(v, f)
 		case "no_query":
 			t := &PathTarget{}
 			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
@@ -344,7 +346,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, no_query, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -617,6 +619,18 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 		d.errf(n, field+".within", ErrInvalid, "within is the reach of near: give near")
 	}
 	return m
+}
+
+func (d *decoder) bool(n *yaml.Node, field string) bool {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		d.errf(n, field, ErrInvalid, "want true or false, got %s", nodeKind(n))
+		return false
+	}
+	v, err := strconv.ParseBool(n.Value)
+	if err != nil {
+		d.errf(n, field, ErrInvalid, "boolean %q: want true or false", n.Value)
+	}
+	return v
 }
 
 func (d *decoder) float(n *yaml.Node, field string) float64 {

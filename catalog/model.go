@@ -76,6 +76,11 @@ type PathRule struct {
 	// from; `catalog lint` warns when only those logs match it and errors
 	// when one is a validation log.
 	TaughtBy []string `json:"taught_by,omitempty"`
+	// NamesOnly restricts Frames to the frame's own normalized name: they
+	// are not tried on a lambda frame's owner nor on product types in
+	// template arguments. For functions that start threads (a service's
+	// start, whose lambdas are the worker bodies, not the start).
+	NamesOnly bool `json:"names_only,omitempty"`
 	// NoQuery, when set, replaces Path/Area if the crash carries the
 	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
 	// for frames shared by a query and a background job.

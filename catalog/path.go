@@ -267,7 +267,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	cr := compiledRule{
 		frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers),
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
-		weight: r.Weight,
+		weight: r.Weight, namesOnly: r.NamesOnly,
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
 		cr.weight = 1
@@ -341,10 +341,12 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 // the rule's list for the hit's source.
 func (cr *compiledRule) accepts(h hit) bool {
 	switch h.src {
-	case srcName, srcOwner:
+	case srcName:
 		return containsID(cr.frames, h.glob)
+	case srcOwner:
+		return !cr.namesOnly && containsID(cr.frames, h.glob)
 	case srcType:
-		return containsID(cr.types, h.glob) || containsID(cr.frames, h.glob)
+		return containsID(cr.types, h.glob) || !cr.namesOnly && containsID(cr.frames, h.glob)
 	case srcFile:
 		return containsID(cr.files, h.glob)
 	case srcModule:

@@ -1,0 +1,138 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDefaultPathRulesFromSources checks the default path rules on stacks
+// built from the backends' sources (be-code-paths.md and the files named in
+// each rule's why), not from any crash text: each case is a call chain the
+// source code makes, innermost first.
+func TestDefaultPathRulesFromSources(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	fr := func(names ...string) []symbolize.Frame {
+		out := make([]symbolize.Frame, len(names))
+		for i, n := range names {
+			out[i] = symbolize.Frame{Function: n}
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		query  string
+		frames []symbolize.Frame
+		path   Path
+		area   string
+	}{
+		{"http worker lambda runs the stream-load handler", "",
+			fr("doris::StreamLoadAction::on_header(doris::HttpRequest*)", "doris::EvHttpServer::on_header(evhttp_request*)", "evhttp_read_header", "event_base_loop",
+				"doris::EvHttpServer::start()::{lambda()#1}::operator()() const", "doris::ThreadPool::dispatch_thread()"),
+			PathLoad, "ingestion"},
+		{"http worker lambda with nothing placeable above it is the worker's setup", "",
+			fr("std::vector<int>::_M_realloc_insert(int const&)", "starrocks::EvHttpServer::start()::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
+			PathLifecycle, "startup"},
+		{"the start frame itself is startup", "",
+			fr("starrocks::EvHttpServer::start()", "starrocks::start_be(std::vector<starrocks::StorePath> const&, bool)"),
+			PathLifecycle, ""},
+		{"a daemon thread body started by Daemon::start is the daemon's", "",
+			fr("doris::MemInfo::refresh_proc_meminfo()", "doris::Daemon::start()::{lambda()#2}::operator()() const", "doris::Thread::supervise_thread(void*)"),
+			PathBackground, "daemon"},
+		{"a load's plan is built under the stream-load executor", "1-2",
+			fr("doris::ExecNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::PlanFragmentExecutor::prepare(doris::TExecPlanFragmentParams const&)",
+				"doris::FragmentMgr::exec_plan_fragment(doris::TExecPlanFragmentParams const&)", "doris::StreamLoadExecutor::execute_plan_fragment(std::shared_ptr<doris::StreamLoadContext>)"),
+			PathLoad, "ingestion"},
+		{"a query's plan is query", "1-2",
+			fr("doris::OlapScanNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::FragmentMgr::exec_plan_fragment(doris::TExecPlanFragmentParams const&)"),
+			PathQuery, "plan-prepare"},
+		{"librdkafka serves routine load only", "",
+			[]symbolize.Frame{{Function: "rd_kafka_cgrp_serve"}, {Function: "rd_kafka_thread_main", Module: "/opt/doris/be/lib/doris_be"}},
+			PathLoad, "routine-load"},
+		{"agent tasks arrive through thrift submit_tasks", "",
+			fr("starrocks::TAgentTaskRequest::read(apache::thrift::protocol::TProtocol*)", "starrocks::BackendService_submit_tasks_args::read(apache::thrift::protocol::TProtocol*)",
+				"starrocks::BackendServiceProcessor::process_submit_tasks(int, apache::thrift::protocol::TProtocol*, apache::thrift::protocol::TProtocol*, void*)"),
+			PathBackground, "agent-task"},
+		{"StarRocks arrow reads serve the load ParquetScanner", "",
+			fr("arrow::ListArray::value_offset(long) const", "parquet::arrow::FileReaderImpl::ReadColumn(int, std::shared_ptr<arrow::ChunkedArray>*)", "starrocks::ParquetChunkReader::next_batch(arrow::RecordBatch**)"),
+			PathLoad, ""},
+		{"arrow frames under a StarRocks product frame lean to load", "",
+			fr("arrow::ListArray::value_offset(long) const", "starrocks::ChunkHelper::new_chunk(starrocks::Schema const&, unsigned long)"),
+			PathLoad, "parquet"},
+		{"the native reader of an external table is scan", "1-2",
+			fr("starrocks::parquet::GroupReader::get_next(starrocks::ChunkPtr*, unsigned long*)", "starrocks::HdfsParquetScanner::do_get_next(starrocks::RuntimeState*, starrocks::ChunkPtr*)"),
+			PathScan, ""},
+		{"segcompaction belongs to the load that writes the rowset", "",
+			fr("doris::Merger::vertical_compact_one_group(doris::BaseTabletSPtr)", "doris::SegcompactionWorker::_do_compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)", "doris::SegcompactionWorker::compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)"),
+			PathLoad, "segcompaction"},
+		{"morsel queues split a scan's ranges", "1-2",
+			fr("starrocks::pipeline::PhysicalSplitMorselQueue::try_get()", "starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)"),
+			PathScan, "scan-operator"},
+		{"JVMFunctionHelper is the JVM for any JNI user: the scanner decides", "1-2",
+			fr("starrocks::JVMFunctionHelper::getInstance()", "starrocks::JniScanner::do_open(starrocks::RuntimeState*)", "starrocks::HdfsScanner::open(starrocks::RuntimeState*)"),
+			PathScan, ""},
+		{"an HDFS write under a writable file is not a scan", "",
+			fr("jni_CallVoidMethod", "hdfsHFlush", "starrocks::HdfsWritableFile::flush(starrocks::WritableFile::FlushMode)", "starrocks::lake::TabletManager::put_tablet_metadata(starrocks::TabletMetadataPB const&)"),
+			PathBackground, "storage"},
+		{"aggregate functions with no task attached merge rows for a compaction", "0-0",
+			fr("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
+			PathBackground, "storage-merge"},
+		{"aggregate functions with a query attached are query", "1-2",
+			fr("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
+			PathQuery, "aggregation"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &symbolize.Crash{QueryID: tc.query, Threads: []symbolize.Thread{{Crashed: true, Frames: tc.frames}}}
+			v := c.Classify(cr, signature.Signature{})
+			ev := strings.Join(v.Evidence, "\n")
+			assert.Equal(t, tc.path, v.Path, ev)
+			if tc.area != "" {
+				assert.Equal(t, tc.area, v.Area, ev)
+			}
+			assert.NotEmpty(t, v.PathConfidence)
+		})
+	}
+}
+
+// TestNamesOnly: a names_only rule holds on the frame's own name, not on a
+// lambda owner or a template type, while its other globs keep working.
+func TestNamesOnly(t *testing.T) {
+	const y = `schema: 1
+revision: n1
+paths:
+  - id: lc-start
+    path: lifecycle
+    area: startup
+    priority: 100
+    names_only: true
+    frames: ["*::Server::start"]
+    why: start
+  - id: q-any
+    path: query
+    area: any
+    priority: 1
+    frames: ["x::*"]
+    why: any
+`
+	f, err := Parse("n.yaml", []byte(y))
+	require.NoError(t, err)
+	require.True(t, f.Rules[0].NamesOnly)
+	c, err := New(f)
+	require.NoError(t, err)
+	classify := func(names ...string) Verdict {
+		fs := make([]symbolize.Frame, len(names))
+		for i, n := range names {
+			fs[i] = symbolize.Frame{Function: n}
+		}
+		return c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Frames: fs}}}, signature.Signature{})
+	}
+	assert.Equal(t, PathLifecycle, classify("x::Server::start()").Path)
+	assert.Equal(t, PathQuery, classify("x::Server::start()::{lambda()#1}::operator()() const").Path, "a lambda owner does not count")
+	assert.Equal(t, PathQuery, classify("std::_Function_handler<void (), x::Server::start()::{lambda()#1}>::_M_invoke(std::_Any_data const&)").Path, "a template type does not count for the names_only rule (the other rule still reads it)")
+}
