@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crashsig/crashsig/signature/internal/cxxname"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -964,7 +965,7 @@ func cutExpr(e string) string {
 			if c == '[' {
 				closer = ']'
 			}
-			end, ok := skipBalanced(e, i, c, closer)
+			end, ok := cxxname.SkipBalanced(e, i, c, closer)
 			if !ok {
 				if lastEnd == 0 {
 					return strings.TrimSpace(e)
@@ -987,12 +988,12 @@ func cutExpr(e string) string {
 				return strings.TrimSpace(e)
 			}
 			i, lastEnd, expectOperand = j+1, j+1, false
-		case isIdent(c):
+		case cxxname.IsIdent(c):
 			if !expectOperand {
 				return strings.TrimSpace(e[:lastEnd])
 			}
 			j := i
-			for j < len(e) && (isIdent(e[j]) || e[j] == ':' && j+1 < len(e) && e[j+1] == ':' || e[j] == ':' && j > 0 && e[j-1] == ':') {
+			for j < len(e) && (cxxname.IsIdent(e[j]) || e[j] == ':' && j+1 < len(e) && e[j+1] == ':' || e[j] == ':' && j > 0 && e[j-1] == ':') {
 				j++
 			}
 			i, lastEnd, expectOperand = j, j, false

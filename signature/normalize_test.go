@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/crashsig/crashsig/signature/internal/cxxname"
+	"github.com/stretchr/testify/require"
 )
 
 // normalizeCases are printed names of every format the BE crash outputs
@@ -153,23 +156,6 @@ func TestNormalizeBounded(t *testing.T) {
 	}
 }
 
-func TestNormalizerCache(t *testing.T) {
-	n := NewNormalizer(2)
-	for i := 0; i < 3; i++ {
-		for _, c := range normalizeCases[:5] {
-			if got := n.Normalize(c.in); got != c.want {
-				t.Fatalf("cached Normalize(%q) = %q, want %q", c.in, got, c.want)
-			}
-		}
-	}
-	if n.c.len() > 2 {
-		t.Errorf("cache holds %d > limit 2", n.c.len())
-	}
-	if got := n.NormalizeJava("a.B.c(B.java:1)"); got != "a.B.c" {
-		t.Errorf("NormalizeJava = %q", got)
-	}
-}
-
 func FuzzNormalize(f *testing.F) {
 	for _, c := range normalizeCases {
 		f.Add(c.in)
@@ -194,4 +180,11 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("NormalizeJava(%q) = %q not bounded/idempotent (%q)", s, j, NormalizeJava(j))
 		}
 	})
+}
+
+// TestNormalizeForms: the forms Normalize emits are those of the tokenizer
+// (signature/internal/cxxname), so the public constants must equal its own.
+func TestNormalizeForms(t *testing.T) {
+	require.Equal(t, cxxname.Lambda, Lambda)
+	require.Equal(t, cxxname.Trunc, truncMark)
 }
