@@ -42,6 +42,8 @@ type Catalog struct {
 	universal     []int
 	universalGlob map[int]int32
 	views         sync.Pool
+	// stack is the union of the files' `stack:` sections (evidence.go).
+	stack *stackTable
 }
 
 type compiledRule struct {
@@ -205,7 +207,9 @@ func New(files ...*File) (*Catalog, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return compile(revision, sources, rules, defects, nil), nil
+	c := compile(revision, sources, rules, defects, nil)
+	c.stack = newStackTable(stackOf(files)...)
+	return c, nil
 }
 
 // Merge returns a new catalog: base with the rules and defects of files
@@ -230,7 +234,9 @@ func Merge(base *Catalog, files ...*File) (*Catalog, error) {
 		rules = overlay(rules, f.Rules, func(r *PathRule) (string, string) { return r.ID, where(r.File, r.Line) }, "path rule", &notes)
 		defects = overlay(defects, f.Defects, func(d *Defect) (string, string) { return d.ID, where(d.File, d.Line) }, "defect", &notes)
 	}
-	return compile(strings.Join(dedupe(revs), "+"), sources, rules, defects, notes), nil
+	c := compile(strings.Join(dedupe(revs), "+"), sources, rules, defects, notes)
+	c.stack = newStackTable(append([]StackKnowledge{base.stack.know}, stackOf(files)...)...)
+	return c, nil
 }
 
 // overlay lays add over base: an item whose id is already in base replaces
@@ -269,7 +275,7 @@ func dedupe(s []string) []string {
 
 // compile interns every glob, builds the index and the owner lists.
 func compile(revision string, sources []Source, rules []PathRule, defects []Defect, notes []string) *Catalog {
-	c := &Catalog{revision: revision, sources: sources, rules: rules, defects: defects, notes: notes, byKey: map[string][]int32{}}
+	c := &Catalog{revision: revision, sources: sources, rules: rules, defects: defects, notes: notes, byKey: map[string][]int32{}, stack: newStackTable()}
 	var globs []glob
 	ids := map[string]int32{}
 	intern := func(s string) int32 {

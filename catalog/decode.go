@@ -104,8 +104,10 @@ func Parse(name string, data []byte) (f *File, err error) {
 			d.seq(v, "defects", func(i int, n *yaml.Node) {
 				f.Defects = append(f.Defects, d.defect(n, fmt.Sprintf("defects[%d]", i)))
 			})
+		case "stack":
+			f.Stack = d.stack(v, "stack")
 		default:
-			d.errf(k, key, ErrUnknownField, "unknown field %q (want schema, revision, paths, defects)", key)
+			d.errf(k, key, ErrUnknownField, "unknown field %q (want schema, revision, stack, paths, defects)", key)
 		}
 	})
 	if root.Kind == yaml.MappingNode {
@@ -620,6 +622,41 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 	}
 	return m
 }
+
+// stack decodes the `stack:` section (StackKnowledge).
+func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
+	var k StackKnowledge
+	text := func(v *yaml.Node, f string) []string {
+		out := d.strs(v, f)
+		for i, x := range out {
+			if strings.TrimSpace(x) == "" || strings.ContainsFunc(x, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+				d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%q: want a non-empty name without control bytes", x)
+			}
+		}
+		return out
+	}
+	d.mapping(n, field, func(key string, kn, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
+		case "mechanism_marks":
+			k.MechanismMarks = text(v, f)
+		case "mechanism_names":
+			k.MechanismNames = text(v, f)
+		case "product_namespaces":
+			k.ProductNamespaces = d.strs(v, f)
+			for i, ns := range k.ProductNamespaces {
+				if !identRE.MatchString(ns) {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "namespace %q: want a C++ identifier (doris, starrocks)", ns)
+				}
+			}
+		default:
+			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces)", key)
+		}
+	})
+	return k
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 func (d *decoder) bool(n *yaml.Node, field string) bool {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {

@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"strconv"
 	"strings"
+
+	"github.com/crashsig/crashsig/signature"
 
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -126,21 +129,112 @@ func lambdaOwner(name string) string {
 	return name
 }
 
-// productNS are the namespaces whose names inside a library frame tell
-// what work the frame does.
-var productNS = [...]string{"doris::", "starrocks::"}
+// StackKnowledge is what a catalog knows about stacks besides its path
+// rules (the `stack:` section of a catalog file; CATALOG.md): which frames
+// are the crash mechanism, so that path evidence is taken below them, and
+// which namespaces are the product's, whose names inside a library frame's
+// template arguments tell what work the frame does.
+type StackKnowledge struct {
+	// MechanismMarks are substrings of normalized frame names of the crash
+	// mechanism: signal handlers, glog's fatal path, sanitizer runtimes.
+	MechanismMarks []string `json:"mechanism_marks,omitempty"`
+	// MechanismNames are whole normalized names of it (C functions such as
+	// abort: a product function such as TxnManager::abort_txn is work).
+	MechanismNames []string `json:"mechanism_names,omitempty"`
+	// ProductNamespaces are the products' top-level C++ namespaces
+	// (doris, starrocks); their Itanium source names (5doris) are derived.
+	ProductNamespaces []string `json:"product_namespaces,omitempty"`
+}
 
-// mangledNS are the same namespaces as Itanium source names.
-var mangledNS = [...]struct{ text, ns string }{{"5doris", "doris"}, {"9starrocks", "starrocks"}}
+// stackTable is the compiled union of StackKnowledge sections.
+type stackTable struct {
+	know    StackKnowledge // the union, in file order, without repeats
+	names   map[string]bool
+	ns      []string // "doris::"
+	mangled []string // "5doris"
+}
+
+// stackOf returns the files' stack sections.
+func stackOf(files []*File) []StackKnowledge {
+	var out []StackKnowledge
+	for _, f := range files {
+		if f != nil {
+			out = append(out, f.Stack)
+		}
+	}
+	return out
+}
+
+func newStackTable(ks ...StackKnowledge) *stackTable {
+	t := &stackTable{names: map[string]bool{}}
+	for _, k := range ks {
+		t.know.MechanismMarks = append(t.know.MechanismMarks, k.MechanismMarks...)
+		t.know.MechanismNames = append(t.know.MechanismNames, k.MechanismNames...)
+		t.know.ProductNamespaces = append(t.know.ProductNamespaces, k.ProductNamespaces...)
+	}
+	t.know.MechanismMarks = dedupe(t.know.MechanismMarks)
+	t.know.MechanismNames = dedupe(t.know.MechanismNames)
+	t.know.ProductNamespaces = dedupe(t.know.ProductNamespaces)
+	for _, n := range t.know.MechanismNames {
+		t.names[n] = true
+	}
+	for _, ns := range t.know.ProductNamespaces {
+		t.ns = append(t.ns, ns+"::")
+		t.mangled = append(t.mangled, strconv.Itoa(len(ns))+ns)
+	}
+	return t
+}
+
+// Stack returns the catalog's stack knowledge (the union of its files'
+// `stack:` sections).
+func (c *Catalog) Stack() StackKnowledge {
+	k := c.stack.know
+	return StackKnowledge{
+		MechanismMarks:    append([]string(nil), k.MechanismMarks...),
+		MechanismNames:    append([]string(nil), k.MechanismNames...),
+		ProductNamespaces: append([]string(nil), k.ProductNamespaces...),
+	}
+}
 
 // isProductName reports whether a normalized name lies in a product namespace.
-func isProductName(name string) bool {
-	for _, ns := range productNS {
+func (t *stackTable) isProductName(name string) bool {
+	for _, ns := range t.ns {
 		if strings.HasPrefix(name, ns) {
 			return true
 		}
 	}
 	return false
+}
+
+// isMechanism reports whether a normalized frame name belongs to the crash mechanism.
+func (t *stackTable) isMechanism(f string) bool {
+	if t.names[f] {
+		return true
+	}
+	for _, m := range t.know.MechanismMarks {
+		if strings.Contains(f, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// mechanismEnd returns the index of the first frame after the crash
+// mechanism: the signature's crash frame when it is in the stack, else the
+// frame after the last mechanism frame among the top 16.
+func (t *stackTable) mechanismEnd(frames []string, sig signature.Signature) int {
+	if sig.CrashFrame != "" {
+		if i := indexOf(frames, sig.CrashFrame); i >= 0 {
+			return i
+		}
+	}
+	end := 0
+	for i, f := range frames[:min(len(frames), 16)] {
+		if t.isMechanism(f) {
+			end = i + 1
+		}
+	}
+	return end
 }
 
 // maxTypes bounds the names taken from one raw frame name.
@@ -155,9 +249,9 @@ const maxTypes = 8
 // gives doris::vectorized::AggregationNode::_emplace_into_hash_table).
 // Printed names are read as scope chains after `doris::`/`starrocks::`;
 // mangled names (often cut short, so not demangleable) as runs of
-// <length><identifier> after `5doris`/`9starrocks`. Each name once, at
-// most maxTypes.
-func productTypes(dst []string, raw string) []string {
+// <length><identifier> after `5doris`/`9starrocks` (the namespaces are the
+// catalog's product_namespaces). Each name once, at most maxTypes.
+func (t *stackTable) productTypes(dst []string, raw string) []string {
 	n0 := len(dst)
 	add := func(s string) {
 		if !strings.Contains(s, "::") || strings.HasSuffix(s, "::") || len(dst)-n0 >= maxTypes {
@@ -171,14 +265,14 @@ func productTypes(dst []string, raw string) []string {
 		dst = append(dst, s)
 	}
 	if isMangledText(raw) {
-		for _, m := range mangledNS {
+		for _, m := range t.mangled {
 			for off := 0; off < len(raw); {
-				i := strings.Index(raw[off:], m.text)
+				i := strings.Index(raw[off:], m)
 				if i < 0 {
 					break
 				}
 				at := off + i
-				off = at + len(m.text)
+				off = at + len(m)
 				if at > 0 && raw[at-1] >= '0' && raw[at-1] <= '9' {
 					continue // part of a longer length prefix
 				}
@@ -187,7 +281,7 @@ func productTypes(dst []string, raw string) []string {
 		}
 		return dst
 	}
-	for _, ns := range productNS {
+	for _, ns := range t.ns {
 		for off := 0; off < len(raw); {
 			i := strings.Index(raw[off:], ns)
 			if i < 0 {

@@ -27,13 +27,18 @@ func TestProductTypes(t *testing.T) {
 		{"xdoris::Foo", nil},
 		{"", nil},
 	}
+	st := defaultCatalog(t).stack
 	for _, c := range cases {
-		got := productTypes(nil, c.raw)
+		got := st.productTypes(nil, c.raw)
 		assert.Equal(t, c.want, got, c.raw)
 	}
 	// bounded
 	raw := strings.Repeat("doris::A<doris::B> ", 50)
-	assert.LessOrEqual(t, len(productTypes(nil, raw)), maxTypes)
+	assert.LessOrEqual(t, len(st.productTypes(nil, raw)), maxTypes)
+	// the namespaces come from the catalog: none known, no product types
+	assert.Empty(t, newStackTable().productTypes(nil, cases[0].raw))
+	assert.Equal(t, []string{"acme::Thing"}, newStackTable(StackKnowledge{ProductNamespaces: []string{"acme"}}).productTypes(nil, "std::vector<acme::Thing>::push_back"))
+	assert.Equal(t, []string{"acme::Thing::run"}, newStackTable(StackKnowledge{ProductNamespaces: []string{"acme"}}).productTypes(nil, "_ZN4acme5Thing3runEv"))
 }
 
 func TestLambdaOwnerAndSourcePath(t *testing.T) {
@@ -54,6 +59,10 @@ func TestQueryIDState(t *testing.T) {
 
 const evidenceCatalog = `schema: 1
 revision: e1
+stack:
+  mechanism_marks: ["JVM_handle_linux_signal", "SignalHandler"]
+  mechanism_names: ["abort", "raise"]
+  product_namespaces: [doris, starrocks]
 paths:
   - id: bg-compaction
     path: background
@@ -343,8 +352,45 @@ var knownOverfit = map[string]string{
 
 func TestMechanismEndWholeNames(t *testing.T) {
 	frames := []string{"google::LogMessage::Fail", "__GI_abort", "starrocks::TxnManager::abort_txn", "starrocks::lake::abort_compaction", "starrocks::Daemon::run"}
-	assert.Equal(t, 2, mechanismEnd(frames, signature.Signature{}), "product functions named abort_* are work, not the crash mechanism")
-	assert.True(t, isMechanism("raise"))
-	assert.False(t, isMechanism("doris::raise_error"))
-	assert.True(t, isMechanism("os::Linux::chained_handler"))
+	st := defaultCatalog(t).stack
+	assert.Equal(t, 2, st.mechanismEnd(frames, signature.Signature{}), "product functions named abort_* are work, not the crash mechanism")
+	assert.True(t, st.isMechanism("raise"))
+	assert.False(t, st.isMechanism("doris::raise_error"))
+	assert.True(t, st.isMechanism("os::Linux::chained_handler"))
+	// the knowledge is the catalog's: a catalog without a stack section knows no mechanism
+	assert.Equal(t, 0, newStackTable().mechanismEnd(frames, signature.Signature{}))
+}
+
+// TestStackKnowledge: the `stack:` section decodes strictly, catalogs take
+// the union of their files' sections (Merge too), and Stack returns a copy.
+func TestStackKnowledge(t *testing.T) {
+	def := defaultCatalog(t)
+	k := def.Stack()
+	assert.Equal(t, []string{"doris", "starrocks"}, k.ProductNamespaces)
+	assert.Contains(t, k.MechanismNames, "abort")
+	assert.Contains(t, k.MechanismMarks, "JVM_handle_linux_signal")
+	k.ProductNamespaces[0] = "x"
+	assert.Equal(t, "doris", def.Stack().ProductNamespaces[0], "Stack returns a copy")
+
+	user, err := Parse("u.yaml", []byte("schema: 1\nrevision: u1\nstack:\n  product_namespaces: [acme, doris]\n  mechanism_names: [my_abort]\n"))
+	require.NoError(t, err)
+	m, err := Merge(def, user)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"doris", "starrocks", "acme"}, m.Stack().ProductNamespaces)
+	assert.True(t, m.stack.isMechanism("my_abort"))
+	assert.True(t, m.stack.isProductName("acme::Widget::run"))
+	assert.False(t, def.stack.isProductName("acme::Widget::run"))
+
+	for _, bad := range []struct{ yaml, field string }{
+		{"stack:\n  product_namespaces: [\"doris::\"]\n", "stack.product_namespaces[0]"},
+		{"stack:\n  mechanism_marks: [\"\"]\n", "stack.mechanism_marks[0]"},
+		{"stack:\n  mechanism: [abort]\n", "stack.mechanism"},
+		{"stack: [abort]\n", "stack"},
+	} {
+		_, err := Parse("b.yaml", []byte("schema: 1\nrevision: b1\n"+bad.yaml))
+		require.Error(t, err, bad.yaml)
+		var e *Error
+		require.True(t, errors.As(err, &e), bad.yaml)
+		assert.Equal(t, bad.field, e.Field, bad.yaml)
+	}
 }

@@ -88,8 +88,12 @@ func FuzzProductTypes(f *testing.F) {
 	f.Add("std::_Function_handler<void (), starrocks::StorageEngine::start_bg_threads()::$_3>::_M_invoke")
 	f.Add("_Z9starrocks")
 	f.Add("doris::::(anonymous namespace)::")
+	c, err := Default()
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		got := productTypes(nil, raw)
+		got := c.stack.productTypes(nil, raw)
 		if len(got) > maxTypes {
 			t.Fatalf("%d names", len(got))
 		}

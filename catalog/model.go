@@ -217,4 +217,8 @@ type File struct {
 	Revision string     // the catalog revision the file belongs to
 	Rules    []PathRule // path rules, in file order
 	Defects  []Defect   // defects, in file order
+	// Stack is the file's `stack:` section: crash-mechanism frames and
+	// product namespaces (StackKnowledge); a catalog uses the union of its
+	// files' sections.
+	Stack StackKnowledge
 }

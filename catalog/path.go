@@ -172,7 +172,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	// Source paths and modules count only from the crash frame on: the
 	// signal handler chain above it (the JVM's handler in libjvm.so, the
 	// BE's signal_handler.h) says nothing about the work.
-	start := mechanismEnd(frames, sig)
+	start := c.stack.mechanismEnd(frames, sig)
 	v.start = start
 	for i, name := range frames {
 		if name != "" {
@@ -187,9 +187,9 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 			continue
 		}
 		f := &th[i]
-		if raw := f.Name(); !f.Java && !isProductName(name) && (isMangledText(raw) || strings.IndexByte(raw, '<') >= 0) {
+		if raw := f.Name(); !f.Java && !c.stack.isProductName(name) && (isMangledText(raw) || strings.IndexByte(raw, '<') >= 0) {
 			// product names hide in template arguments (and mangled names)
-			types = productTypes(types[:0], raw)
+			types = c.stack.productTypes(types[:0], raw)
 			for _, t := range types {
 				v.nTypes++
 				buf = c.ix.matches(buf[:0], t, sc)
@@ -589,48 +589,6 @@ func (c *Catalog) missing(sv *stackView, qs, thread string) string {
 		fmt.Fprintf(&b, "; thread name %q matches no rule", thread)
 	}
 	return b.String()
-}
-
-// mechanismMarks are substrings of normalized frame names of the crash
-// mechanism (signal handlers, glog's fatal path, sanitizer runtimes), and
-// mechanismNames are whole C function names of it: a product function such
-// as TxnManager::abort_txn must not be taken for abort.
-var (
-	mechanismMarks = [...]string{"SignalHandler", "signal_handler", "JVM_handle_linux_signal", "chained_handler", "<signal handler called>", "google::LogMessage", "google::ReadFromOffset", "std::terminate", "__gnu_cxx::__verbose_terminate_handler", "__sanitizer", "__asan", "__interceptor"}
-	mechanismNames = [...]string{"__restore_rt", "__GI_raise", "__GI_abort", "pthread_kill", "__pthread_kill", "__pthread_kill_implementation", "__pthread_kill_internal", "raise", "abort", "__assert_fail", "__cxa_throw"}
-)
-
-// isMechanism reports whether a normalized frame name belongs to the crash mechanism.
-func isMechanism(f string) bool {
-	for _, m := range mechanismNames {
-		if f == m {
-			return true
-		}
-	}
-	for _, m := range mechanismMarks {
-		if strings.Contains(f, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// mechanismEnd returns the index of the first frame after the crash
-// mechanism: the signature's crash frame when it is in the stack, else the
-// frame after the last mechanism frame among the top 16.
-func mechanismEnd(frames []string, sig signature.Signature) int {
-	if sig.CrashFrame != "" {
-		if i := indexOf(frames, sig.CrashFrame); i >= 0 {
-			return i
-		}
-	}
-	end := 0
-	for i, f := range frames[:min(len(frames), 16)] {
-		if isMechanism(f) {
-			end = i + 1
-		}
-	}
-	return end
 }
 
 // threadMatches reports whether the thread's name matches one of globs.

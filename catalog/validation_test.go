@@ -84,7 +84,7 @@ func answerFor(t testing.TB, c *Catalog, rel string) valAnswer {
 				if sourcePath(f) != "" {
 					a.HasFile = true
 				}
-				if isProductName(f.Name()) {
+				if c.stack.isProductName(f.Name()) {
 					a.HasProduct = true
 				}
 			}
