@@ -574,6 +574,17 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			}
 		case "any_thread":
 			m.AnyThread = d.globs(v, f)
+		case "fault":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "null" {
+				m.Fault = FaultNull // `fault: null` reads as YAML null: take the word
+			} else {
+				m.Fault = d.str(v, f)
+			}
+			if !validFault(m.Fault) {
+				d.errf(v, f, ErrInvalid, "fault %q: want null, not-null or unknown", m.Fault)
+			}
+		case "attrs":
+			m.Attrs = d.globs(v, f)
 		case "key":
 			m.Key = d.str(v, f)
 		case "threads":
@@ -602,17 +613,17 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			}
 			m.Threads = t
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, anchor, near, within, callers, any_thread, message, check, exception, key, threads)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, anchor, near, within, callers, any_thread, message, check, exception, fault, attrs, key, threads)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
 		return m
 	}
 	strong := len(m.Frames) > 0 || m.Anchor != "" || m.Key != "" || m.Threads != nil || m.Message != "" || m.Check != "" || m.Exception != ""
-	if !strong && m.Kind == "" && len(m.Callers) == 0 && len(m.Near) == 0 && len(m.AnyThread) == 0 {
+	if !strong && m.Kind == "" && len(m.Callers) == 0 && len(m.Near) == 0 && len(m.AnyThread) == 0 && m.Fault == "" && len(m.Attrs) == 0 {
 		d.errf(n, field, ErrMissing, "an alternative needs at least one of kind, frames, anchor, message, check, exception, key, threads")
 	} else if !strong {
-		d.errf(n, field, ErrInvalid, "kind, callers, near and any_thread alone would match far too much: add frames, anchor, message, check, exception, key or threads")
+		d.errf(n, field, ErrInvalid, "kind, callers, near, any_thread, fault and attrs alone would match far too much: add frames, anchor, message, check, exception, key or threads")
 	}
 	if len(m.Near) > 0 && len(m.Frames) == 0 && m.Anchor == "" {
 		d.errf(n, field+".near", ErrInvalid, "near needs an anchor (or frames) to be near")

@@ -143,7 +143,7 @@ func (c *Catalog) altHolds(a int32, crash *symbolize.Crash, sig signature.Signat
 		last = pos
 		ev = append(ev, "frames in order within the top "+fmt.Sprint(DefectWindow)+": "+strings.Join(got, ", "))
 	}
-	last, ok := c.contextHolds(ca, m, crash, sv, last, &ev)
+	last, ok := c.contextHolds(ca, m, crash, &sig, sv, last, &ev)
 	if !ok {
 		return nil, false
 	}

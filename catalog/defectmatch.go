@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
@@ -11,8 +12,27 @@ import (
 // globs: how many frames deeper than the anchor they may be.
 const DefectNearWithin = 8
 
-// compileMatchContext compiles the anchor, near, any_thread, check and
-// exception fields of an alternative and adds their specificity.
+// Values of Match.Fault.
+const (
+	// FaultNull: the signature has the attribute fault=null (a SIGSEGV
+	// whose fault address is in the null page).
+	FaultNull = "null"
+	// FaultNotNull: the crash printed a fault address outside the null
+	// page (a wild or dangling pointer, not a null one).
+	FaultNotNull = "not-null"
+	// FaultUnknown: the crash printed no fault address (gdb bt, abort,
+	// CHECK, exception).
+	FaultUnknown = "unknown"
+)
+
+func validFault(s string) bool {
+	return s == FaultNull || s == FaultNotNull || s == FaultUnknown
+}
+
+// compileMatchContext compiles the anchor, near, any_thread, check,
+// exception, fault and attrs fields of an alternative and adds their
+// specificity (fault null/not-null and each attrs glob 1; fault unknown is
+// the absence of evidence and adds nothing).
 func compileMatchContext(ca *compiledAlt, m *Match, intern func(string) int32, internAll func([]string) []int32) {
 	ca.anchor = -1
 	if m.Anchor != "" {
@@ -38,6 +58,17 @@ func compileMatchContext(ca *compiledAlt, m *Match, intern func(string) int32, i
 	if m.Exception != "" {
 		ca.specificity += 2
 	}
+	if m.Fault == FaultNull || m.Fault == FaultNotNull {
+		ca.specificity++
+	}
+	if m.attrs == nil && len(m.Attrs) > 0 {
+		for _, a := range m.Attrs {
+			if g, err := compileGlob(a); err == nil {
+				m.attrs = append(m.attrs, g)
+			}
+		}
+	}
+	ca.specificity += len(m.Attrs)
 }
 
 // registerContextOwners makes the anchor a frame owner (kind 1: the
@@ -56,7 +87,10 @@ func (c *Catalog) registerContextOwners(ca *compiledAlt, idx int32) {
 // parts of an alternative. last is the position of the last of its frames
 // (-1: none); it returns the new last position (the deepest of the frames
 // and the anchor) for the callers to be deeper than.
-func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash, sv *stackView, last int, ev *[]string) (int, bool) {
+func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash, sig *signature.Signature, sv *stackView, last int, ev *[]string) (int, bool) {
+	if !faultHolds(m, crash, sig, ev) || !attrsHold(m, sig, ev) {
+		return last, false
+	}
 	base := last
 	if ca.anchor >= 0 {
 		p := sv.has(ca.anchor, sv.w0, sv.w1)
@@ -123,4 +157,53 @@ func (c *Catalog) anyThreadHas(g int32, crash *symbolize.Crash, sv *stackView) (
 		}
 	}
 	return "", false
+}
+
+// faultHolds checks the fault condition: the signature's fault=null
+// attribute, or a printed fault address outside the null page, or none.
+func faultHolds(m *Match, crash *symbolize.Crash, sig *signature.Signature, ev *[]string) bool {
+	if m.Fault == "" {
+		return true
+	}
+	null := slices.Contains(sig.Attributes, "fault=null")
+	var ok bool
+	switch m.Fault {
+	case FaultNull:
+		ok = null
+	case FaultNotNull:
+		ok = crash.HasFaultAddress && !null
+	case FaultUnknown:
+		ok = !crash.HasFaultAddress && !null
+	}
+	if !ok {
+		return false
+	}
+	if crash.HasFaultAddress {
+		*ev = append(*ev, fmt.Sprintf("fault %s (address %s)", m.Fault, crash.FaultAddress))
+	} else {
+		*ev = append(*ev, fmt.Sprintf("fault %s", m.Fault))
+	}
+	return true
+}
+
+// attrsHold checks that each attrs glob matches one of the signature's
+// attributes.
+func attrsHold(m *Match, sig *signature.Signature, ev *[]string) bool {
+	if len(m.Attrs) > 0 && len(m.attrs) != len(m.Attrs) {
+		return false // a hand-built entry with a bad glob never matches
+	}
+	for k := range m.attrs {
+		found := ""
+		for _, a := range sig.Attributes {
+			if m.attrs[k].match(a) {
+				found = a
+				break
+			}
+		}
+		if found == "" {
+			return false
+		}
+		*ev = append(*ev, fmt.Sprintf("attribute %s ~ %q", found, m.Attrs[k]))
+	}
+	return true
 }

@@ -177,6 +177,14 @@ type Match struct {
 	// Exception is an RE2 expression on the exception type alone
 	// (`terminate called after throwing an instance of '<type>'`).
 	Exception string `json:"exception,omitempty"`
+	// Fault is a condition on the crash's fault address: "null" (the
+	// signature attribute fault=null: a SIGSEGV in the null page),
+	// "not-null" (an address was printed outside the null page) or
+	// "unknown" (no fault address printed: gdb bt, abort, check).
+	Fault string `json:"fault,omitempty"`
+	// Attrs are globs that must each match one of the signature's
+	// Attributes (`leaf=memcpy-family`, `inlined=*ColumnReader*`).
+	Attrs []string `json:"attrs,omitempty"`
 	// Key is an exact signature key.
 	Key string `json:"key,omitempty"`
 	// Threads is thread-dump evidence.
@@ -188,6 +196,7 @@ type Match struct {
 	message   *regexp.Regexp
 	check     *regexp.Regexp
 	exception *regexp.Regexp
+	attrs     []glob
 }
 
 // ThreadMatch is matched against the thread groups of an incident.

@@ -243,10 +243,7 @@ func catalogShow(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if d.Area != "" {
 			where += "/" + d.Area
 		}
-		fixed := "no fix known"
-		if len(d.Fixed) > 0 {
-			fixed = "fixed " + strings.Join(d.Fixed, ", ")
-		}
+		fixed := fixText(d.Fixed, d.FixedLikely)
 		affected := "affected: not established"
 		if len(d.Affected) > 0 {
 			affected = "affected " + strings.Join(d.Affected, ", ")
@@ -268,4 +265,26 @@ func firstLink(l []string) string {
 		return "-"
 	}
 	return l[0]
+}
+
+// fixText says which versions fix a defect: the established fixes, then the
+// likely ones ("likely fixed in 2.1.5 (the fix reached branch-2.1 on
+// 2024-06-21)"), or "no fix known" when there is neither.
+func fixText(fixed, likely []string) string {
+	var parts []string
+	if len(fixed) > 0 {
+		parts = append(parts, "fixed "+strings.Join(fixed, ", "))
+	}
+	for _, l := range likely {
+		lf, err := catalog.ParseLikelyFix(l)
+		if err != nil { // a loaded catalog's entries parse; keep the text if not
+			parts = append(parts, "likely fixed "+l)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("likely fixed in %s (the fix reached branch-%s on %s)", lf.Version, lf.Version.Branch(), lf.Date))
+	}
+	if len(parts) == 0 {
+		return "no fix known"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func runCatalog(t *testing.T, args ...string) (int, string, string) {
@@ -98,4 +101,67 @@ func TestCatalogShow(t *testing.T) {
 	if code, _, _ := runCatalog(t, "frobnicate"); code != 2 {
 		t.Errorf("unknown subcommand: exit %d", code)
 	}
+}
+
+// TestCatalogShowLikelyFix: an entry with only fixed_likely names the likely
+// version and the date instead of "no fix known" (SR-26738, DORIS-37534 in
+// the default catalog; a user file here so the test does not depend on the
+// research state of the default one).
+func TestCatalogShowLikelyFix(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "ours.yaml")
+	y := `schema: 1
+revision: u1
+defects:
+  - id: SR-900-likely-only
+    product: starrocks
+    title: likely only
+    match:
+      - anchor: "starrocks::Foo::bar"
+    fixed_likely: ["3.1.0 (2023-07-21)"]
+    links: ["https://github.com/StarRocks/starrocks/pull/900"]
+    tests: ["t.txt"]
+  - id: SR-901-both
+    product: starrocks
+    title: both
+    match:
+      - anchor: "starrocks::Foo::baz"
+    fixed: ["3.2.4"]
+    fixed_likely: ["3.1.9 (2024-02-01)"]
+    links: ["https://github.com/StarRocks/starrocks/pull/901"]
+    tests: ["t.txt"]
+  - id: SR-902-none
+    product: starrocks
+    title: none
+    match:
+      - anchor: "starrocks::Foo::qux"
+    links: ["https://github.com/StarRocks/starrocks/pull/902"]
+    tests: ["t.txt"]
+`
+	require.NoError(t, os.WriteFile(f, []byte(y), 0o644))
+	code, out, errOut := runCatalog(t, "show", "--catalog", f)
+	require.Equal(t, 0, code, errOut)
+	block := func(id string) string {
+		i := strings.Index(out, id+"  [")
+		require.GreaterOrEqual(t, i, 0, "%s not shown:\n%s", id, out)
+		rest := out[i:]
+		if j := strings.Index(rest[1:], "\nSR-"); j >= 0 {
+			rest = rest[:j+1]
+		}
+		return rest
+	}
+	b := block("SR-900-likely-only")
+	assert.Contains(t, b, "likely fixed in 3.1.0 (the fix reached branch-3.1 on 2023-07-21)")
+	assert.NotContains(t, b, "no fix known")
+	assert.Contains(t, block("SR-901-both"), "fixed 3.2.4; likely fixed in 3.1.9 (the fix reached branch-3.1 on 2024-02-01)")
+	assert.Contains(t, block("SR-902-none"), "no fix known")
+
+	// The default catalog's likely-only entries say so too.
+	code, out, _ = runCatalog(t, "show")
+	require.Equal(t, 0, code)
+	i := strings.Index(out, "SR-26738-")
+	require.GreaterOrEqual(t, i, 0)
+	entry := out[i:]
+	entry = entry[:strings.Index(entry, "\n    http")]
+	assert.Contains(t, entry, "likely fixed in 3.1.0 (the fix reached branch-3.1 on 2023-07-21)")
 }
