@@ -57,6 +57,9 @@ type Options struct {
 type Generator struct {
 	rules  *ruleSet
 	frames int
+	// apps are the products' namespaces (app_namespaces of the default
+	// rule files), for Signature.AppFrame.
+	apps []string
 	// cache and javaCache map printed names to normalized names and rules.
 	cache, javaCache *cache[frameClass]
 }
@@ -85,7 +88,7 @@ func NewGenerator(opts Options) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{rules: rs, frames: opts.Frames, cache: newCache[frameClass](opts.CacheSize),
-		javaCache: newCache[frameClass](opts.CacheSize)}
+		javaCache: newCache[frameClass](opts.CacheSize), apps: defaultAppNamespaces()}
 	if g.frames <= 0 {
 		g.frames = DefaultFrames
 	}
@@ -167,7 +170,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	// A thread dump has no crash frame: the crash-site rules do not apply.
 	kept, crashFrame, attrs := g.walk(frames, t, c.Kind != symbolize.KindThreadDump)
 	s.CrashFrame = crashFrame
-	s.AppFrame = appFrame(kept, frames)
+	s.AppFrame = g.appFrame(kept, frames)
 	s.Attributes = append(s.Attributes, attrs...)
 	if c.Corrupted {
 		s.Attributes = append(s.Attributes, "corrupted")

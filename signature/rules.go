@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -81,6 +82,11 @@ type KeyName struct {
 
 type ruleFile struct {
 	Rules []Rule `yaml:"rules"`
+	// AppNamespaces are the top-level namespaces of the products' own code
+	// (`doris::`): Signature.AppFrame is the first frame in one of them.
+	// Only the embedded default files set them: Options has no field that
+	// would carry a caller's, so LoadRules and LoadRulesFS refuse them.
+	AppNamespaces []string `yaml:"app_namespaces"`
 }
 
 // ErrRule is wrapped by every error about an invalid rule or rule file.
@@ -89,55 +95,117 @@ var ErrRule = errors.New("signature: invalid rule")
 // DefaultRules returns a copy of the embedded default rule set
 // (signature/rules/*.yaml).
 func DefaultRules() []Rule {
-	rules, err := LoadRulesFS(embeddedRules, "rules")
+	return embeddedRuleFiles().Rules
+}
+
+// embeddedRuleFiles reads the embedded rule files (a fresh copy each call).
+func embeddedRuleFiles() ruleFile {
+	f, err := loadRuleFiles(embeddedRules, "rules")
 	if err != nil {
 		// The embedded files are validated by the package tests.
 		panic("signature: embedded rules: " + err.Error())
 	}
-	return rules
+	return f
 }
+
+// defaultAppNamespaces are the embedded files' app_namespaces, read once
+// and never changed.
+var defaultAppNamespaces = sync.OnceValue(func() []string {
+	return embeddedRuleFiles().AppNamespaces
+})
+
+// errAppNamespaces refuses app_namespaces outside the embedded defaults.
+var errAppNamespaces = fmt.Errorf("%w: app_namespaces: only the embedded default rules (signature/rules/default.yaml) name the products' namespaces", ErrRule)
 
 // LoadRules reads a YAML rule file (a top-level `rules:` list, see
 // signature/rules/default.yaml) and validates it.
 func LoadRules(r io.Reader) ([]Rule, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	f, err := decodeRuleFile(r)
 	if err != nil {
 		return nil, err
 	}
-	var f ruleFile
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %v", ErrRule, err)
-	}
-	if err := ValidateRules(f.Rules); err != nil {
-		return nil, err
+	if len(f.AppNamespaces) > 0 {
+		return nil, errAppNamespaces
 	}
 	return f.Rules, nil
 }
 
+// decodeRuleFile reads and validates one rule file.
+func decodeRuleFile(r io.Reader) (ruleFile, error) {
+	var f ruleFile
+	b, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	if err != nil {
+		return f, err
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return f, fmt.Errorf("%w: %v", ErrRule, err)
+	}
+	if err := ValidateRules(f.Rules); err != nil {
+		return f, err
+	}
+	if err := validateAppNamespaces(f.AppNamespaces); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// validateAppNamespaces checks that every namespace is a top-level scope
+// written as a prefix (`doris::`), listed once.
+func validateAppNamespaces(ns []string) error {
+	seen := map[string]bool{}
+	for _, n := range ns {
+		if !strings.HasSuffix(n, "::") || len(n) < 3 || strings.Contains(n[:len(n)-2], ":") || strings.ContainsAny(n, " <>(){}") {
+			return fmt.Errorf("%w: app_namespaces: %q is not a top-level namespace written `name::`", ErrRule, n)
+		}
+		if seen[n] {
+			return fmt.Errorf("%w: app_namespaces: %q listed twice", ErrRule, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
 // LoadRulesFS reads every *.yaml file of dir in fsys, in name order.
 func LoadRulesFS(fsys fs.FS, dir string) ([]Rule, error) {
-	names, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
+	f, err := loadRuleFiles(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
+	if len(f.AppNamespaces) > 0 {
+		return nil, errAppNamespaces
+	}
+	return f.Rules, nil
+}
+
+// loadRuleFiles reads every *.yaml file of dir in fsys, in name order, into
+// one rule file.
+func loadRuleFiles(fsys fs.FS, dir string) (ruleFile, error) {
+	var all ruleFile
+	names, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
+	if err != nil {
+		return all, err
+	}
 	sort.Strings(names)
-	var all []Rule
 	for _, n := range names {
 		f, err := fsys.Open(n)
 		if err != nil {
-			return nil, err
+			return all, err
 		}
-		rs, err := LoadRules(f)
+		rf, err := decodeRuleFile(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
+			return all, fmt.Errorf("%s: %w", n, err)
 		}
-		all = append(all, rs...)
+		all.Rules = append(all.Rules, rf.Rules...)
+		all.AppNamespaces = append(all.AppNamespaces, rf.AppNamespaces...)
 	}
-	if err := ValidateRules(all); err != nil {
-		return nil, err
+	if err := ValidateRules(all.Rules); err != nil {
+		return all, err
+	}
+	if err := validateAppNamespaces(all.AppNamespaces); err != nil {
+		return all, err
 	}
 	return all, nil
 }

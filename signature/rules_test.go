@@ -4,6 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/crashsig/crashsig/symbolize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ruleCases name, for every default rule, frames it must match (by printed
@@ -196,5 +200,33 @@ func TestReplaceRules(t *testing.T) {
 	g, _ = NewGenerator(Options{Rules: only})
 	if s := g.Generate(c); s.Key != "SIGSEGV | memcpy | doris::A::a" {
 		t.Errorf("key %s", s.Key)
+	}
+}
+
+// TestAppNamespaces: the products' namespaces come from the embedded rule
+// files, are valid, and decide Signature.AppFrame (a label, never the key).
+func TestAppNamespaces(t *testing.T) {
+	ns := defaultAppNamespaces()
+	require.NotEmpty(t, ns, "rules/default.yaml lists no app_namespaces")
+	require.NoError(t, validateAppNamespaces(ns))
+	g := Default()
+	for _, n := range ns {
+		assert.True(t, g.isAppFrame(n+"Foo::bar"), n)
+	}
+	assert.False(t, g.isAppFrame("std::vector::push_back"))
+	assert.False(t, g.isAppFrame("dorisx::Foo::bar"), "a namespace is matched with its ::")
+	// The first product frame below the key's glibc frames is the app frame.
+	c := &symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true, Frames: []symbolize.Frame{
+		{Function: "strlen"}, {Function: "doris::Foo::bar()"}, {Function: "start_thread"},
+	}}}}
+	assert.Equal(t, "doris::Foo::bar", g.Generate(c).AppFrame)
+}
+
+func TestAppNamespacesRefusedOutsideDefaults(t *testing.T) {
+	_, err := LoadRules(strings.NewReader("app_namespaces: [\"mine::\"]\nrules: []\n"))
+	require.ErrorIs(t, err, ErrRule)
+	assert.Contains(t, err.Error(), "app_namespaces")
+	for _, bad := range [][]string{{"doris"}, {"::"}, {"a::b::"}, {"a <b>::"}, {"doris::", "doris::"}} {
+		assert.ErrorIs(t, validateAppNamespaces(bad), ErrRule, "%q", bad)
 	}
 }

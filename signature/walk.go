@@ -180,11 +180,10 @@ func lambdaOwner(lam, f *frameView) bool {
 		!strings.HasSuffix(f.name, Lambda)
 }
 
-// appNamespaces are the top-level namespaces of the backends' own code.
-var appNamespaces = [...]string{"doris::", "starrocks::", "doris_udf::", "starrocks_udf::"}
-
-func isAppFrame(name string) bool {
-	for _, p := range appNamespaces {
+// isAppFrame reports whether name lies in one of the products' own
+// namespaces (app_namespaces in rules/default.yaml).
+func (g *Generator) isAppFrame(name string) bool {
+	for _, p := range g.apps {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
@@ -195,9 +194,9 @@ func isAppFrame(name string) bool {
 // appFrame is the first Doris/StarRocks frame: among the kept frames, else
 // the first one in the stack below them (the JNI caller of a crash inside
 // the JVM, the BE caller of a crash in a library), else "".
-func appFrame(kept []string, frames []frameView) string {
+func (g *Generator) appFrame(kept []string, frames []frameView) string {
 	for _, k := range kept {
-		if isAppFrame(k) {
+		if g.isAppFrame(k) {
 			return k
 		}
 	}
@@ -205,7 +204,7 @@ func appFrame(kept []string, frames []frameView) string {
 		if i == sentinelWindow*2 {
 			break
 		}
-		if n := frames[i].name; !frames[i].inlined && isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
+		if n := frames[i].name; !frames[i].inlined && g.isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
 			return n
 		}
 	}
