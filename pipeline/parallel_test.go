@@ -139,3 +139,36 @@ func TestRunJobsEarlyExitAndCancel(t *testing.T) {
 	}
 	require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left running")
 }
+
+// TestRunJobsBoundedWindow: while the consumer holds the first Result,
+// the readers of the next inputs stop once each has resultWindow Results
+// ready: the Results of a large batch are never all held.
+func TestRunJobsBoundedWindow(t *testing.T) {
+	texts := corpusTexts(t)
+	dir := t.TempDir()
+	var paths []string
+	for i := range 6 {
+		var b strings.Builder
+		for j := range 300 {
+			b.Write(texts[(i*300+j)%len(texts)])
+			b.WriteString("\n\n")
+		}
+		p := filepath.Join(dir, fmt.Sprintf("be-%d.out", i))
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		paths = append(paths, p)
+	}
+	var prog Progress
+	p := newPipeline(t, Options{Jobs: 3, Progress: &prog})
+	total := 0
+	for r, err := range p.Run(context.Background(), nil, paths...) {
+		require.NoError(t, err)
+		require.NotNil(t, r)
+		if total == 0 {
+			time.Sleep(500 * time.Millisecond) // the readers run ahead meanwhile
+			assert.LessOrEqual(t, prog.Incidents(), int64(3*(resultWindow+2)), "Results made ahead of the consumer")
+		}
+		total++
+	}
+	assert.Greater(t, total, 6*200, "the whole batch is read")
+	assert.Equal(t, int64(total), prog.Incidents())
+}

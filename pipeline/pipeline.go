@@ -87,7 +87,8 @@ type Options struct {
 	// Jobs is how many inputs Run reads at once; 0 or 1 reads one at a
 	// time. Whatever Jobs is, Run yields the same sequence: the Results of
 	// each input in input order, with at most Jobs×64 Results held ahead
-	// of the consumer.
+	// of the consumer. One input is always scanned by one goroutine (see
+	// README, "Parallel classification").
 	Jobs int
 }
 
