@@ -215,6 +215,12 @@ func (in *incident) finish(p *parser) *Crash {
 	if len(in.stacks) == 0 && c.Kind == KindUnknown && !in.hasSig && c.Message == "" && len(c.Formats) == 0 {
 		return nil
 	}
+	for i := 0; i < len(c.Events); i++ {
+		if c.Events[i].Kind == carriedFrame { // handed over but not taken
+			c.Events = append(c.Events[:i:i], c.Events[i+1:]...)
+			i--
+		}
+	}
 	in.chooseThreads(p)
 	in.decideProduct(p)
 	in.decideKind()

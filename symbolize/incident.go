@@ -64,7 +64,41 @@ type incident struct {
 	split                       *split // where a dump header followed an abort cause
 	assertLine                  bool   // a C assert() message was seen
 	lastKind                    lineKind
-	cutBy                       string // what closed the incident, when not its own end (EOF, a start marker, the next incident)
+	cutBy                       string   // what closed the incident, when not its own end (EOF, a start marker, the next incident)
+	fatalAt                     glogTime // time of the FATAL line (F3), for the abort dump's `Aborted at`
+	framePrefixed               bool     // the last frame line carried a paste prefix
+}
+
+// carriedFrame is the kind of the Event by which a closed incident hands
+// a frame line to the next one (the first frame of the next dump, taken
+// for the last of the previous); the next incident takes it back out of
+// its events (takeCarried, finish).
+const carriedFrame = "carried-frame"
+
+// takeCarried puts the frame line a closed incident handed over, on the
+// line just before ln, first in the new stack.
+func (in *incident) takeCarried(p *parser, ln lineInfo) {
+	for i, e := range in.c.Events {
+		if e.Kind != carriedFrame {
+			continue
+		}
+		in.c.Events = append(in.c.Events[:i:i], in.c.Events[i+1:]...)
+		if e.Line != ln.no-1 || in.c.StartLine != ln.no {
+			return
+		}
+		if f, _, ok := p.parseAtFrame(e.Text); ok {
+			in.c.StartLine = e.Line
+			in.addFrame(p, f, lineInfo{no: e.Line, text: e.Text, prefixed: ln.prefixed})
+		}
+		return
+	}
+}
+
+// otherPaste reports whether a frame line comes from another paste than
+// the frames before it: the lines of one dump carry the same kind of
+// paste prefix (a K8s or syslog timestamp, a Markdown quote) or none.
+func (in *incident) otherPaste(ln lineInfo) bool {
+	return in.hasDumpFrames() && ln.prefixed != in.framePrefixed
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -117,6 +151,7 @@ func (in *incident) addFrame(p *parser, f Frame, ln lineInfo) {
 		f.Raw = ln.text
 	}
 	th.Frames = append(th.Frames, f)
+	in.framePrefixed = ln.prefixed
 	in.prevText = ln.text
 	in.prevNo = ln.no
 	in.gap = 0
@@ -185,7 +220,7 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return false
 	}
 	defer func() { in.lastKind = k }()
-	if in.split == nil && splitHeaders[k] && !in.hasSig && in.isCause() {
+	if in.split == nil && splitHeaders[k] && !in.hasSig && (in.isCause() || in.kernelOpened()) {
 		// A dump header after an abort cause: the abort's own dump, or the
 		// next crash's; the signal line will tell (see kSignal).
 		in.split = in.splitPoint(ln.no)
@@ -234,6 +269,13 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			// split point.
 			return in.splitAt(p, ln, k, m)
 		}
+		if why := in.signalConflict(m); why != "" {
+			// The dump contradicts what the incident already holds (a
+			// kernel line's or an abort cause's thread, time, address):
+			// it is the next crash's.
+			in.note("%s: the signal dump at line %d is another crash", why, ln.no)
+			return in.splitAt(p, ln, k, m)
+		}
 		in.sigLine = ln.no
 		in.signal(p, m)
 		in.versionOnly = false
@@ -247,6 +289,11 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 		if in.hasSig || in.isThreadDump() {
 			return false
+		}
+		if v, ok := parseHex(m[1]); ok && m[1] != "" && in.kernelOpened() && c.FaultPC != 0 && Addr(v) != c.FaultPC {
+			// glog's PC is the kernel line's ip when both report one crash.
+			in.note("PC: line at %d differs from the kernel line's ip: another crash", ln.no)
+			return in.splitAt(p, ln, k, m)
 		}
 		if m[1] != "" {
 			if v, ok := parseHex(m[1]); ok {
@@ -313,6 +360,7 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			return false // a FATAL line comes before its frames
 		}
 		in.fatal(m[1])
+		in.fatalAt = parseGlogTime(m[0])
 		if tid, err := strconv.ParseInt(m[2], 10, 64); err == nil && tid > 0 && tid <= maxKernelTID {
 			c.TID = tid // glog ≤ 0.6 prints the kernel TID; 0.7 a pthread_t
 		}
@@ -635,6 +683,17 @@ func (in *incident) closedBy(k lineKind) bool {
 	if dumpHeaders[k] && in.sec == secGDB {
 		return true
 	}
+	if splitHeaders[k] && !in.hasSig && !in.isCause() && in.hasDumpFrames() {
+		// Header lines come before their dump's frames: after frames
+		// without a signal line (a headerless paste), they are the next
+		// dump's, unless an abort cause waits for its abort dump.
+		return true
+	}
+	if ck, ok := causeKinds[k]; ok && !in.hasSig && in.isCause() && ck != in.c.Kind {
+		// An abort cause is followed by its SIGABRT dump only; the start
+		// of another kind of cause is the next crash.
+		return true
+	}
 	c := in.c
 	switch k {
 	case kQueryID:
@@ -943,6 +1002,14 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	if in.sec == secNone || in.sec == secCause || in.sec == secHeader {
 		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "#") && !in.hasSig && in.c.Kind == KindUnknown {
 			if f, ok := p.parseGDBFrame(t); ok && (f.Index == 0 || f.PC != 0) {
+				if in.sec == secHeader && in.lastKind != kOther {
+					// gdb prints no signal dump header: a backtrace right
+					// after one (or after a gdb command) is the next
+					// incident. After an unrecognized line, which may be
+					// the dump's own signal line in a shape no table
+					// knows, the frames are kept.
+					return false
+				}
 				if f.Index != 0 {
 					in.note("gdb backtrace starts at frame #%d", f.Index)
 				}
@@ -1119,6 +1186,9 @@ func (in *incident) signal(p *parser, m []string) {
 
 // boostFrame takes an F1 frame, checking that indices run consecutively.
 func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
+	if in.otherPaste(ln) {
+		return false
+	}
 	if in.sec != secBoost {
 		if !in.hasSig && in.hasFrames() {
 			return false // a headerless boost dump after another stack: the next incident
@@ -1139,6 +1209,9 @@ func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 		if in.sec == secDone {
 			return false
 		}
+		if !in.hasSig && (in.pcFrame.Raw != "" || len(in.c.Trackers) > 0 || in.c.FragmentID != "") {
+			return false // boost frames after a glog dump's header (PC:, StarRocks preamble): the next dump
+		}
 		// Headerless boost dump (the paste starts at the frames).
 		if f.Index != 0 && in.cur == nil {
 			in.note("dump starts at frame %d", f.Index)
@@ -1151,9 +1224,9 @@ func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 	}
 	switch {
 	case in.blank && f.Index != in.lastIdx+1:
-		// The blank line was the end of the dump.
-		in.ended = true
-		in.sec = secDone
+		// The blank line was the end of the dump; whether the dump was
+		// whole is told by its last frame (a thread root), as at the end
+		// of the input: boost prints every frame down to the root.
 		return false
 	case in.lastIdx >= 0 && f.Index == 0:
 		// A second dump or a duplicated paste.
@@ -1173,6 +1246,9 @@ func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 // atFrame takes a glog `@` frame; the spaces before the symbol tell F2
 // (one) from F3 (two).
 func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
+	if in.otherPaste(ln) {
+		return false
+	}
 	switch in.sec {
 	case secBoost:
 		return false
@@ -1197,6 +1273,7 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 			in.newStack("F2", 3)
 			in.cur.th.Crashed = true
 			in.note("glog frames without a signal line")
+			in.takeCarried(p, ln)
 		}
 	}
 	if len(in.cur.th.Frames) > 0 && !in.c.Corrupted && endsAtOutermost(in.cur.th.Frames) && !(f.PC == 0 && f.Function == "" && !f.HasOffset) {
@@ -1204,7 +1281,19 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 	}
 	if isHandlerFrame(f.Name()) && !in.c.Corrupted && len(in.cur.th.Frames)-lastHandlerFrame(in.cur.th.Frames) > 4 {
 		// A signal handler's frame deep in a stack without one: the
-		// frames of the next dump, which begin at the handler.
+		// frames of the next dump, which begin at the handler, or at the
+		// nameless libc frame printed on the line just before it (the
+		// frame a paste cut at the top starts with).
+		th := &in.cur.th
+		if last := th.Frames[len(th.Frames)-1]; in.prevNo == ln.no-1 && last.Function == "" && len(th.Frames) > 1 {
+			th.Frames = th.Frames[:len(th.Frames)-1]
+			// The parser hands context lines to the next incident
+			// (parser.pending); the frame line goes the same way.
+			p.pending = append(p.pending, Event{Line: in.prevNo, Kind: carriedFrame, Text: last.Raw})
+			if in.c.EndLine == in.prevNo {
+				in.c.EndLine = in.prevNo - 1
+			}
+		}
 		return false
 	}
 	f.Index = len(in.cur.th.Frames)
@@ -1439,4 +1528,129 @@ func mayContinue(prev, next string) bool {
 		return false
 	}
 	return true
+}
+
+// causeKinds are the lines that start an abort cause, with the kind of
+// crash they start.
+var causeKinds = map[lineKind]Kind{
+	kFatal: KindCheck, kTerminate: KindTerminate, kWhat: KindTerminate,
+	kAsanStart: KindSanitizer, kTsanStart: KindSanitizer, kUbsanStart: KindSanitizer,
+	kAssert: KindAssert, kJVMStart: KindJVM, kJVMOOM: KindJVM,
+}
+
+// kernelOpened reports whether the incident began with a kernel
+// segfault or trap line (F9), which a dump of the same crash may follow.
+func (in *incident) kernelOpened() bool {
+	return len(in.stacks) > 0 && in.stacks[0].origin == "kernel"
+}
+
+// signalConflict says why a signal line (the kSignal submatches) cannot
+// be the dump of the crash the incident holds so far, or "". Facts that
+// two reports of one crash share: the kernel line's signal, fault address
+// and thread id (`comm[TID]`) are those of the dump; an abort cause runs
+// in the thread the SIGABRT dump names, in the process a sanitizer report
+// names, and the dump's `Aborted at` follows the FATAL line's time within
+// a minute (in the local time zone, a whole number of quarter hours from
+// UTC).
+func (in *incident) signalConflict(m []string) string {
+	c := in.c
+	tid := int64(0)
+	for _, s := range []string{m[5], m[7], m[8], m[9]} {
+		if s != "" {
+			tid, _ = strconv.ParseInt(s, 10, 64)
+			break
+		}
+	}
+	pid, _ := strconv.ParseInt(m[4], 10, 64)
+	sig := m[1]
+	if strings.HasPrefix(sig, "Signal ") {
+		sig = "SIG" + strings.TrimPrefix(sig, "Signal ")
+	}
+	if in.kernelOpened() {
+		ks := in.stacks[0].th
+		switch {
+		case c.Signal != "" && sig != c.Signal:
+			return "the kernel line reports " + c.Signal + ", the dump " + sig
+		case ks.ID != 0 && tid != 0 && ks.ID != tid:
+			return fmt.Sprintf("the kernel line names thread %d, the dump thread %d", ks.ID, tid)
+		case c.HasFaultAddress && sig == "SIGSEGV" && m[3] != "":
+			if v, ok := parseHex(m[3]); ok && Addr(v) != c.FaultAddress {
+				return fmt.Sprintf("the kernel line's fault address %s differs from the dump's %s", c.FaultAddress, Addr(v))
+			}
+		}
+		return ""
+	}
+	if !in.isCause() {
+		return ""
+	}
+	switch {
+	case c.Kind == KindCheck && c.TID != 0 && tid != 0 && c.TID != tid:
+		return fmt.Sprintf("the FATAL line's thread %d is not the dump's %d", c.TID, tid)
+	case c.Kind == KindSanitizer && c.PID != 0 && pid != 0 && c.PID != pid:
+		return fmt.Sprintf("the sanitizer report's process %d is not the dump's %d", c.PID, pid)
+	case c.Kind == KindCheck && in.fatalAt.ok && !c.Time.IsZero() && !in.fatalAt.near(c.Time):
+		return "the dump's Aborted at time does not follow the FATAL line's"
+	}
+	return ""
+}
+
+// glogTime is the local time a glog line prints (`F0611 08:02:41.118`:
+// no year, no zone; `F20240611 …` with the year).
+type glogTime struct {
+	ok                bool
+	year, month, day  int // year 0: not printed
+	hour, min, second int
+}
+
+// parseGlogTime reads the time of a glog line.
+func parseGlogTime(s string) glogTime {
+	var t glogTime
+	if len(s) < 2 {
+		return t
+	}
+	i := 1
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	d := s[1:i]
+	switch len(d) {
+	case 4:
+	case 8:
+		t.year, _ = strconv.Atoi(d[:4])
+		d = d[4:]
+	default:
+		return t
+	}
+	t.month, _ = strconv.Atoi(d[:2])
+	t.day, _ = strconv.Atoi(d[2:])
+	r := s[i:]
+	if len(r) < 9 || r[0] != ' ' || r[3] != ':' || r[6] != ':' {
+		return t
+	}
+	var err1, err2, err3 error
+	t.hour, err1 = strconv.Atoi(r[1:3])
+	t.min, err2 = strconv.Atoi(r[4:6])
+	t.second, err3 = strconv.Atoi(r[7:9])
+	t.ok = err1 == nil && err2 == nil && err3 == nil && t.month >= 1 && t.month <= 12 && t.day >= 1 && t.day <= 31
+	return t
+}
+
+// near reports whether an abort at (UTC, whole seconds) can follow the
+// FATAL line printed at local time t: at most two minutes later, in a
+// zone a whole number of quarter hours away from UTC, at most 14 hours.
+func (t glogTime) near(at time.Time) bool {
+	years := []int{t.year}
+	if t.year == 0 {
+		years = []int{at.Year() - 1, at.Year(), at.Year() + 1}
+	}
+	for _, y := range years {
+		local := time.Date(y, time.Month(t.month), t.day, t.hour, t.min, t.second, 0, time.UTC)
+		diff := int64(at.Sub(local) / time.Second) // = delay - zone offset
+		for off := int64(-14 * 3600); off <= 14*3600; off += 900 {
+			if delay := diff + off; delay >= -2 && delay <= 120 {
+				return true
+			}
+		}
+	}
+	return false
 }
