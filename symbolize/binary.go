@@ -4,13 +4,15 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crashsig/crashsig/symbolize/internal/dwarfindex"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // Errors returned by OpenBinary, NewBinary and (*Binary).Lookup. Test with
@@ -102,7 +104,7 @@ type Binary struct {
 	warns   []error
 
 	syms elfimage.Symbols
-	dw   *dwData // nil when no DWARF
+	dw   *dwarfindex.Data // nil when no DWARF
 	dem  *Demangler
 	// demangle is dem's uncached demangling, made once (a method value
 	// made per lookup would allocate).
@@ -188,7 +190,15 @@ func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary,
 		}
 	}()
 	if b.debug.HasDWARF() {
-		dw, err := newDWData(b.debug, opts)
+		// .dwo files of split DWARF are also looked for beside the
+		// binary and its debug file (internal/dwarfindex/split.go).
+		dwOpts := dwarfindex.Options{MaxSection: opts.MaxSectionSize, FollowDWO: path != ""}
+		for _, p := range []string{path, b.dbgPath} {
+			if p != "" && !slices.Contains(dwOpts.DWODirs, filepath.Dir(p)) {
+				dwOpts.DWODirs = append(dwOpts.DWODirs, filepath.Dir(p))
+			}
+		}
+		dw, err := dwarfindex.New(b.debug, dwOpts)
 		err = publicErr(err)
 		if err != nil {
 			if opts.RequireDebugInfo {
@@ -201,14 +211,6 @@ func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary,
 			b.warns = append(b.warns, err)
 		} else {
 			b.dw = dw
-			// .dwo files of split DWARF are also looked for beside the
-			// binary and its debug file (dwarf_split.go).
-			dw.split.maxSec, dw.split.follow = opts.MaxSectionSize, path != ""
-			for _, p := range []string{path, b.dbgPath} {
-				if p != "" && !slices.Contains(dw.split.dirs, filepath.Dir(p)) {
-					dw.split.dirs = append(dw.split.dirs, filepath.Dir(p))
-				}
-			}
 		}
 	}
 	return b, nil
@@ -262,7 +264,7 @@ func (b *Binary) MissingDWO() error {
 	if b.dw == nil || b.closed.Load() {
 		return nil
 	}
-	return b.dw.splitWarning()
+	return b.dw.SplitWarning()
 }
 
 // Close unmaps the files. Strings returned by earlier lookups stay valid.
@@ -275,7 +277,7 @@ func (b *Binary) Close() error {
 	defer b.life.Unlock()
 	var err error
 	if b.dw != nil {
-		b.dw.closeAll()
+		b.dw.Close()
 	}
 	if b.debug != nil && b.debug != b.main {
 		err = b.debug.Close()

@@ -52,11 +52,11 @@ func FuzzOpenBinary(f *testing.F) {
 			pcs = append(pcs, a, a+b.syms.Size[i]/2)
 		}
 		if b.dw != nil {
-			for i, c := range *b.dw.index.Load() {
+			for i, c := range b.dw.Ranges() {
 				if i >= 64 {
 					break
 				}
-				pcs = append(pcs, c.lo, c.lo+(c.hi-c.lo)/2)
+				pcs = append(pcs, c.Lo, c.Lo+(c.Hi-c.Lo)/2)
 			}
 		}
 		pcs = append(pcs, 0, 1, 0x1000, 0x401000, ^uint64(0))

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"context"
 	"fmt"
+
 	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 

@@ -2,6 +2,8 @@ package symbolize
 
 import (
 	"fmt"
+
+	"github.com/crashsig/crashsig/symbolize/internal/dwarfindex"
 )
 
 // LookupOptions tune one lookup.
@@ -75,8 +77,13 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	if b.dw != nil {
 		// The outermost frame is renamed from the symbol table below, so
 		// its DWARF name need not be demangled.
-		dst, err = b.dw.lookup(dst, pc, b.dem, opts.NoDemangle, symName != "")
+		var buf [16]dwarfindex.Frame
+		var frames []dwarfindex.Frame
+		frames, err = b.dw.Lookup(buf[:0], pc, b.demangle, opts.NoDemangle, symName != "")
 		err = publicErr(err)
+		for _, f := range frames {
+			dst = append(dst, Location{Function: f.Function, Linkage: f.Linkage, File: f.File, Line: f.Line, Column: f.Column})
+		}
 	}
 	if len(dst) == start {
 		if symName == "" {
@@ -105,218 +112,4 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 		}
 	}
 	return dst, err
-}
-
-// lookup appends the DWARF inline chain of pc, innermost first.
-//
-// noDem leaves names undemangled; noDemOuter does so for the outermost
-// frame only (the caller names it from the symbol table).
-func (d *dwData) lookup(dst []Location, pc uint64, dem *Demangler, noDem, noDemOuter bool) ([]Location, error) {
-	u := d.unitFor(pc)
-	if u == nil {
-		return dst, nil
-	}
-	d, u = d.splitOf(u) // a skeleton's split unit in its .dwo (dwarf_split.go)
-	t, err := d.tables(u)
-	if err != nil {
-		return dst, err
-	}
-	var chainBuf [32]uint32
-	chain := chainBuf[:0]
-	tops := t.tops
-	lo, hi := 0, len(tops)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if tops[h].lo <= pc {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	for i := lo - 1; i >= 0 && i >= lo-8; i-- {
-		if pc < tops[i].hi && t.nodes[tops[i].node].contains(t, pc) {
-			chain = append(chain, tops[i].node)
-			break
-		}
-	}
-	for len(chain) > 0 && len(chain) < 256 {
-		n := chain[len(chain)-1]
-		found := false
-		for j := n + 1; j < t.nodes[n].end; j = t.nodes[j].end {
-			if t.nodes[j].contains(t, pc) {
-				if t.nodes[j].sub {
-					// A nested subprogram (not inlined) starts its own chain.
-					chain = chain[:0]
-				}
-				chain = append(chain, j)
-				found = true
-				break
-			}
-		}
-		if !found {
-			break
-		}
-	}
-	var file string
-	var line, col int
-	row, okLine := lineRow{}, false
-	if t.lines != nil {
-		row, okLine = t.lines.lookup(pc)
-	}
-	if okLine {
-		file, line, col = t.lines.fileName(uint64(row.file)), int(row.line), int(row.col)
-	}
-	if len(chain) == 0 {
-		if !okLine {
-			return dst, nil
-		}
-		return append(dst, Location{File: file, Line: line, Column: col}), nil
-	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		ni := chain[k]
-		fn := d.nodeName(t, ni)
-		pretty := fn.undemangled()
-		if !noDem && !(noDemOuter && k == 0) {
-			pretty = fn.demangled(dem)
-		}
-		dst = append(dst, Location{Function: pretty, Linkage: fn.raw, File: file, Line: line, Column: col})
-		n := &t.nodes[ni]
-		file, line, col = t.lines.fileName(uint64(n.callFile)), int(n.callLine), int(n.callCol)
-	}
-	return dst, nil
-}
-
-var unknownName = &funcName{}
-
-// nodeName returns the resolved name of node i of t.
-func (d *dwData) nodeName(t *cuTables, i uint32) *funcName {
-	if p := t.names[i].Load(); p != nil {
-		return p
-	}
-	fn := d.dieName(t.nodes[i].die)
-	t.names[i].Store(fn)
-	return fn
-}
-
-// dieName resolves the name of the DIE at off the way llvm-symbolizer
-// does: the linkage name found through DW_AT_specification and
-// DW_AT_abstract_origin chains, else DW_AT_name through the same chains.
-func (d *dwData) dieName(off uint64) *funcName { return d.dieNameDepth(off, 0) }
-
-func (d *dwData) dieNameDepth(off uint64, depth int) *funcName {
-	fn, ok := d.cachedName(off)
-	if ok {
-		return fn
-	}
-	first := d.dieAttrs(off)
-	if depth < 8 && first.linkage == nil && first.name == nil && first.spec == 0 && first.origin != 0 && first.origin != off {
-		// A concrete instance (inlined copy, out-of-line body) that only
-		// points at its abstract origin has the origin's name: resolve and
-		// cache that once for all instances.
-		fn = d.dieNameDepth(first.origin, depth+1)
-		d.cacheName(off, fn)
-		return fn
-	}
-	var linkage, name []byte
-	var nameOff uint64
-	var work [16]uint64
-	var seen [16]uint64
-	nw, ns := 1, 0
-	work[0] = off
-	for nw > 0 && ns < len(seen) {
-		nw--
-		o := work[nw]
-		dup := false
-		for _, s := range seen[:ns] {
-			dup = dup || s == o
-		}
-		if dup {
-			continue
-		}
-		seen[ns] = o
-		ns++
-		a := first
-		if o != off {
-			a = d.dieAttrs(o)
-		}
-		if linkage == nil && a.linkage != nil {
-			linkage = a.linkage
-		}
-		if name == nil && a.name != nil {
-			name, nameOff = a.name, o
-		}
-		if linkage != nil {
-			break
-		}
-		if a.origin != 0 && nw < len(work) {
-			work[nw] = a.origin
-			nw++
-		}
-		if a.spec != 0 && nw < len(work) {
-			work[nw] = a.spec
-			nw++
-		}
-	}
-	raw := linkage
-	if raw == nil {
-		raw = name
-	}
-	if raw == nil {
-		fn = unknownName
-	} else {
-		if linkage != nil {
-			fn = d.linkageName(linkage)
-		} else {
-			// DW_AT_name only (internal linkage): qualify it with its
-			// namespaces for Function; Linkage keeps the bare name.
-			fn = &funcName{raw: string(raw)}
-			if scope := d.scopeOf(nameOff); scope != "" {
-				fn.scoped = scope + "::" + fn.raw
-			}
-		}
-	}
-	d.cacheName(off, fn)
-	return fn
-}
-
-type nameAttrs struct {
-	linkage, name []byte
-	origin, spec  uint64
-}
-
-// dieAttrs decodes the naming attributes of the DIE at off.
-func (d *dwData) dieAttrs(off uint64) (na nameAttrs) {
-	u := d.unitAt(off)
-	if u == nil || d.prepare(u) != nil {
-		return na
-	}
-	r := dwReader{b: d.info[:u.end], pos: int(off), order: d.order}
-	a := u.abbr.get(r.uleb())
-	if a == nil {
-		return na
-	}
-	for i := range a.attrs {
-		s := &a.attrs[i]
-		k, v := readForm(&r, s.form, u, s.implicit)
-		if r.bad {
-			return na
-		}
-		switch s.at {
-		case dwAtLinkageName, dwAtMIPSLinkageName:
-			if na.linkage == nil {
-				na.linkage = d.strValue(u, k, v)
-			}
-		case dwAtName:
-			na.name = d.strValue(u, k, v)
-		case dwAtAbstractOrigin:
-			if k == vkRef {
-				na.origin = v
-			}
-		case dwAtSpecification:
-			if k == vkRef {
-				na.spec = v
-			}
-		}
-	}
-	return na
 }

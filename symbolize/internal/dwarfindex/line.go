@@ -1,8 +1,10 @@
-package symbolize
+package dwarfindex
 
 import (
 	"fmt"
 	"sort"
+
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // lineRow is one row of a decoded line table.
@@ -43,20 +45,20 @@ func pathAppend(p string, comps ...string) string {
 }
 
 // parseLineTable decodes the line program at off for unit u.
-func (d *dwData) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
+func (d *Data) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 	if off >= uint64(len(d.line)) {
-		return nil, fmt.Errorf("%w: stmt_list %#x out of range", ErrBadDWARF, off)
+		return nil, fmt.Errorf("%w: stmt_list %#x out of range", elfimage.ErrBadDWARF, off)
 	}
 	r := dwReader{b: d.line, pos: int(off), order: d.order}
 	l, d64 := r.unitLength()
 	if r.bad || l > uint64(len(r.b)-r.pos) {
-		return nil, fmt.Errorf("%w: line table at %#x: bad length", ErrBadDWARF, off)
+		return nil, fmt.Errorf("%w: line table at %#x: bad length", elfimage.ErrBadDWARF, off)
 	}
 	end := r.pos + int(l)
 	r.b = r.b[:end]
 	ver := r.u16()
 	if ver < 2 || ver > 5 {
-		return nil, fmt.Errorf("%w: line table at %#x: version %d", ErrBadDWARF, off, ver)
+		return nil, fmt.Errorf("%w: line table at %#x: version %d", elfimage.ErrBadDWARF, off, ver)
 	}
 	addrSize := int(u.addrSize)
 	if ver >= 5 {
@@ -78,7 +80,7 @@ func (d *dwData) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 	lineRange := uint64(r.u8())
 	opBase := r.u8()
 	if r.bad || lineRange == 0 || opBase == 0 || progStart > uint64(end) {
-		return nil, fmt.Errorf("%w: line table at %#x: bad header", ErrBadDWARF, off)
+		return nil, fmt.Errorf("%w: line table at %#x: bad header", elfimage.ErrBadDWARF, off)
 	}
 	stdLen := make([]uint8, opBase)
 	for i := 1; i < int(opBase); i++ {
@@ -134,7 +136,7 @@ func (d *dwData) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 			return !r.bad
 		}
 		if !readEntries(false) || !readEntries(true) {
-			return nil, fmt.Errorf("%w: line table at %#x: bad v5 entry formats", ErrBadDWARF, off)
+			return nil, fmt.Errorf("%w: line table at %#x: bad v5 entry formats", elfimage.ErrBadDWARF, off)
 		}
 	} else {
 		for !r.bad {
@@ -157,7 +159,7 @@ func (d *dwData) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 		}
 	}
 	if r.bad {
-		return nil, fmt.Errorf("%w: line table at %#x: truncated header", ErrBadDWARF, off)
+		return nil, fmt.Errorf("%w: line table at %#x: truncated header", elfimage.ErrBadDWARF, off)
 	}
 	fileName := func(f fent) string {
 		if f.name == "" {

@@ -1,4 +1,4 @@
-package symbolize
+package dwarfindex
 
 import (
 	"bytes"

@@ -1,14 +1,15 @@
-package symbolize
+package dwarfindex
 
 import (
 	"fmt"
-	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // Split DWARF (-gsplit-dwarf): the binary keeps skeleton units (address
@@ -26,10 +27,10 @@ import (
 
 // splitState is the split-DWARF part of a dwData.
 type splitState struct {
-	parent *dwData  // the skeleton's DWARF, when this dwData is a .dwo
+	parent *Data    // the skeleton's DWARF, when this dwData is a .dwo
 	follow bool     // look for .dwo files on disk (OpenBinary, not NewBinary)
 	dirs   []string // directories searched for .dwo files besides comp_dir
-	maxSec int64    // BinaryOptions.MaxSectionSize for the .dwo files
+	maxSec int64    // Options.MaxSection for the .dwo files
 	mu     sync.Mutex
 	imgs   []*elfimage.Image // opened .dwo files, closed with the binary
 	miss   []string          // skeletons met whose .dwo was not found, and why
@@ -39,7 +40,7 @@ type splitState struct {
 // DWARF of its .dwo, or nothing (d == nil) when it is not a skeleton or
 // its .dwo was not found; missing then says why.
 type dwoLink struct {
-	d       *dwData
+	d       *Data
 	u       *dwUnit
 	missing string
 }
@@ -49,7 +50,7 @@ var noSplit = &dwoLink{}
 // splitOf returns the DWARF and unit that describe u's code: u's split
 // unit in its .dwo when u is a skeleton whose .dwo was found, else u.
 // Warm calls do one atomic load.
-func (d *dwData) splitOf(u *dwUnit) (*dwData, *dwUnit) {
+func (d *Data) splitOf(u *dwUnit) (*Data, *dwUnit) {
 	l := u.split.Load()
 	if l == nil {
 		l = d.loadSplit(u)
@@ -61,7 +62,7 @@ func (d *dwData) splitOf(u *dwUnit) (*dwData, *dwUnit) {
 }
 
 // loadSplit resolves the skeleton unit u once.
-func (d *dwData) loadSplit(u *dwUnit) *dwoLink {
+func (d *Data) loadSplit(u *dwUnit) *dwoLink {
 	u.splitOnce.Do(func() {
 		l := noSplit
 		if d.split.parent == nil && d.prepare(u) == nil && u.dwoName != "" {
@@ -78,7 +79,7 @@ func (d *dwData) loadSplit(u *dwUnit) *dwoLink {
 }
 
 // dwoCandidates lists where the .dwo of u may be, in order.
-func (d *dwData) dwoCandidates(u *dwUnit) []string {
+func (d *Data) dwoCandidates(u *dwUnit) []string {
 	var c []string
 	if filepath.IsAbs(u.dwoName) {
 		c = append(c, u.dwoName)
@@ -98,7 +99,7 @@ func (d *dwData) dwoCandidates(u *dwUnit) []string {
 }
 
 // openSplit finds, opens and indexes the .dwo of the skeleton unit u.
-func (d *dwData) openSplit(u *dwUnit) *dwoLink {
+func (d *Data) openSplit(u *dwUnit) *dwoLink {
 	if !d.split.follow {
 		return &dwoLink{missing: u.dwoName + " (not looked for: NewBinary)"}
 	}
@@ -131,13 +132,13 @@ func (d *dwData) openSplit(u *dwUnit) *dwoLink {
 // splitUnitIn reads the .dwo img and returns its DWARF and the split unit
 // of the skeleton u (matched by dwo id), set up to use the skeleton's
 // .debug_addr, .debug_line and .debug_ranges.
-func (d *dwData) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *dwData, su *dwUnit, err error) {
+func (d *Data) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *Data, su *dwUnit, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			dd, su, err = nil, nil, fmt.Errorf("%w: %v", ErrBadDWARF, p)
+			dd, su, err = nil, nil, fmt.Errorf("%w: %v", elfimage.ErrBadDWARF, p)
 		}
 	}()
-	dd = &dwData{order: d.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
+	dd = &Data{order: d.order, abbrevs: map[abbrevKey]*dwAbbrevTable{}}
 	dd.split.parent = d
 	for _, sec := range []struct {
 		dst  *[]byte
@@ -149,7 +150,7 @@ func (d *dwData) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *dwData, su *dw
 		}
 	}
 	if len(dd.info) == 0 {
-		return nil, nil, ErrNoDebugInfo
+		return nil, nil, elfimage.ErrNoDebugInfo
 	}
 	dd.addr, dd.line, dd.lineStr, dd.ranges = d.addr, d.line, d.lineStr, d.ranges
 	for pos := uint64(0); pos < uint64(len(dd.info)); {
@@ -163,7 +164,7 @@ func (d *dwData) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *dwData, su *dw
 		pos = end
 	}
 	sort.Slice(dd.units, func(i, j int) bool { return dd.units[i].off < dd.units[j].off })
-	empty := []cuRange{}
+	empty := []Range{}
 	dd.index.Store(&empty)
 	dd.scanned.Store(true)
 	for _, x := range dd.units {
@@ -191,7 +192,7 @@ func (d *dwData) splitUnitIn(img *elfimage.Image, u *dwUnit) (dd *dwData, su *dw
 }
 
 // closeSplit closes the .dwo files.
-func (d *dwData) closeSplit() {
+func (d *Data) closeSplit() {
 	d.split.mu.Lock()
 	defer d.split.mu.Unlock()
 	for _, img := range d.split.imgs {
@@ -200,10 +201,10 @@ func (d *dwData) closeSplit() {
 	d.split.imgs = nil
 }
 
-// splitWarning returns one warning naming the skeleton units met by
+// SplitWarning returns one warning naming the skeleton units met by
 // lookups so far whose .dwo was not found (sorted, so that the same
 // lookups give the same text), or nil.
-func (d *dwData) splitWarning() error {
+func (d *Data) SplitWarning() error {
 	d.split.mu.Lock()
 	missing := slices.Clone(d.split.miss)
 	d.split.mu.Unlock()
@@ -217,4 +218,14 @@ func (d *dwData) splitWarning() error {
 	}
 	return fmt.Errorf("symbolize: split DWARF: %d skeleton units met without their .dwo file, so without inline frames and DWARF function names: %s",
 		n, strings.Join(missing, ", "))
+}
+
+// DWOIDAt returns the dwo id of the unit covering pc (a skeleton's id
+// names its split unit), for tests that build a .dwo of another build.
+func (d *Data) DWOIDAt(pc uint64) (uint64, bool) {
+	u := d.unitFor(pc)
+	if u == nil {
+		return 0, false
+	}
+	return u.dwoID, true
 }

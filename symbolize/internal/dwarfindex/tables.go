@@ -1,9 +1,11 @@
-package symbolize
+package dwarfindex
 
 import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // dwNode is a subprogram or inlined subroutine with code, in DIE preorder.
@@ -60,13 +62,13 @@ type funcName struct {
 }
 
 // demangled returns the name as Location.Function shows it.
-func (f *funcName) demangled(dem *Demangler) string {
+func (f *funcName) demangled(demangle func(string) string) string {
 	if p := f.pretty.Load(); p != nil {
 		return *p
 	}
 	s := f.scoped
 	if s == "" {
-		s = dem.demangleOnce(f.raw)
+		s = demangle(f.raw)
 	}
 	f.pretty.Store(&s)
 	return s
@@ -81,11 +83,11 @@ func (f *funcName) undemangled() string {
 }
 
 // tables returns u's parsed tables, building them on first use.
-func (d *dwData) tables(u *dwUnit) (*cuTables, error) {
+func (d *Data) tables(u *dwUnit) (*cuTables, error) {
 	u.tabOnce.Do(func() {
 		defer func() {
 			if p := recover(); p != nil {
-				u.tab, u.tabErr = nil, fmt.Errorf("%w: unit %#x: %v", ErrBadDWARF, u.off, p)
+				u.tab, u.tabErr = nil, fmt.Errorf("%w: unit %#x: %v", elfimage.ErrBadDWARF, u.off, p)
 			}
 		}()
 		if err := d.prepare(u); err != nil {
@@ -97,7 +99,7 @@ func (d *dwData) tables(u *dwUnit) (*cuTables, error) {
 	return u.tab, u.tabErr
 }
 
-func (d *dwData) buildTables(u *dwUnit) (*cuTables, error) {
+func (d *Data) buildTables(u *dwUnit) (*cuTables, error) {
 	// Typical GCC -O2 output has one subprogram or inlined-subroutine DIE
 	// per ~150 bytes of .debug_info; reserving for it avoids regrowing.
 	t := &cuTables{nodes: make([]dwNode, 0, (u.end-u.dieOff)/150+16)}
@@ -106,7 +108,7 @@ func (d *dwData) buildTables(u *dwUnit) (*cuTables, error) {
 	// CU DIE.
 	cu := ab.get(r.uleb())
 	if cu == nil {
-		return nil, fmt.Errorf("%w: unit %#x: bad abbrev", ErrBadDWARF, u.off)
+		return nil, fmt.Errorf("%w: unit %#x: bad abbrev", elfimage.ErrBadDWARF, u.off)
 	}
 	skipAttrs(&r, cu, u)
 	if cu.children {
@@ -134,7 +136,7 @@ func isTypeTag(tag uint16) bool {
 
 // walkDIEs walks the children of the CU DIE and records subprograms and
 // inlined subroutines with code.
-func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
+func (d *Data) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 	const maxDepth = 4096
 	type level struct {
 		parent int32  // innermost enclosing node (-1: none)
@@ -147,7 +149,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 	var rngBuf [][2]uint64
 	for len(stack) > 0 {
 		if r.bad {
-			return fmt.Errorf("%w: unit %#x: truncated DIE tree", ErrBadDWARF, u.off)
+			return fmt.Errorf("%w: unit %#x: truncated DIE tree", elfimage.ErrBadDWARF, u.off)
 		}
 		dieOff := uint64(r.pos)
 		code := r.uleb()
@@ -163,7 +165,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		}
 		a := u.abbr.get(code)
 		if a == nil {
-			return fmt.Errorf("%w: unit %#x: bad abbrev code %d at %#x", ErrBadDWARF, u.off, code, dieOff)
+			return fmt.Errorf("%w: unit %#x: bad abbrev code %d at %#x", elfimage.ErrBadDWARF, u.off, code, dieOff)
 		}
 		parent, scope, inFn := stack[len(stack)-1].parent, stack[len(stack)-1].scope, stack[len(stack)-1].fn
 		if a.tag == dwTagNamespace {
@@ -178,7 +180,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			}
 			if a.children {
 				if len(stack) >= maxDepth {
-					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+					return fmt.Errorf("%w: unit %#x: DIE tree too deep", elfimage.ErrBadDWARF, u.off)
 				}
 				ns := "(anonymous namespace)"
 				if len(nm) > 0 {
@@ -215,7 +217,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 			skipAttrs(r, a, u)
 			if a.children {
 				if len(stack) >= maxDepth {
-					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+					return fmt.Errorf("%w: unit %#x: DIE tree too deep", elfimage.ErrBadDWARF, u.off)
 				}
 				stack = append(stack, level{parent, false, inFn, scope})
 			}
@@ -285,7 +287,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 				// hold a subprogram that has (the `_FUN` of a lambda in
 				// an always-inlined function, a local class's method).
 				if len(stack) >= maxDepth {
-					return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+					return fmt.Errorf("%w: unit %#x: DIE tree too deep", elfimage.ErrBadDWARF, u.off)
 				}
 				stack = append(stack, level{parent, false, true, scope})
 			} else if a.children {
@@ -327,7 +329,7 @@ func (d *dwData) walkDIEs(u *dwUnit, r *dwReader, t *cuTables) error {
 		}
 		if a.children {
 			if len(stack) >= maxDepth {
-				return fmt.Errorf("%w: unit %#x: DIE tree too deep", ErrBadDWARF, u.off)
+				return fmt.Errorf("%w: unit %#x: DIE tree too deep", elfimage.ErrBadDWARF, u.off)
 			}
 			stack = append(stack, level{int32(idx), true, true, scope})
 		}
@@ -347,7 +349,7 @@ func skipChildren(r *dwReader, u *dwUnit) error {
 	depth := 1
 	for depth > 0 {
 		if r.bad || r.pos >= len(r.b) {
-			return fmt.Errorf("%w: unit %#x: truncated DIE tree", ErrBadDWARF, u.off)
+			return fmt.Errorf("%w: unit %#x: truncated DIE tree", elfimage.ErrBadDWARF, u.off)
 		}
 		code := r.uleb()
 		if code == 0 {
@@ -356,7 +358,7 @@ func skipChildren(r *dwReader, u *dwUnit) error {
 		}
 		a := u.abbr.get(code)
 		if a == nil {
-			return fmt.Errorf("%w: unit %#x: bad abbrev code %d", ErrBadDWARF, u.off, code)
+			return fmt.Errorf("%w: unit %#x: bad abbrev code %d", elfimage.ErrBadDWARF, u.off, code)
 		}
 		if a.sibling >= 0 && a.children {
 			sib := uint64(0)
