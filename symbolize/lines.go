@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"unsafe"
 )
@@ -427,6 +428,11 @@ const timestampChars = "0123456789 -:.,/+TZ[]"
 // teach no prefix. It runs on every unrecognized idle line, so it is one
 // pass without allocation.
 func learnPrefix(a, b []byte) int {
+	if len(b) <= maxPrefixBytes && equalModDigits(a, b) {
+		// The walk below would reach both ends: no prefix. Checked first,
+		// eight bytes at a time: a log loop repeats one line (issue 11).
+		return 0
+	}
 	var ends [8]int
 	n, last := 0, 0
 	i, j, digits := 0, 0, 0
@@ -489,6 +495,44 @@ func learnPrefix(a, b []byte) int {
 		}
 	}
 	return last
+}
+
+// equalModDigits reports whether the walk of learnPrefix goes through both
+// a and b to their ends: they are equal but for their runs of digits.
+func equalModDigits(a, b []byte) bool {
+	i, j := 0, 0
+	for {
+		for i+8 <= len(a) && j+8 <= len(b) && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[j:]) {
+			i, j = i+8, j+8
+			if isDigit(a[i-1]) {
+				// The run of digits the word ends in may go on, not as
+				// long in both.
+				for i < len(a) && isDigit(a[i]) {
+					i++
+				}
+				for j < len(b) && isDigit(b[j]) {
+					j++
+				}
+			}
+		}
+		if i >= len(a) || j >= len(b) {
+			return i == len(a) && j == len(b)
+		}
+		ca, cb := a[i], b[j]
+		if ca == cb && !isDigit(ca) {
+			i, j = i+1, j+1
+			continue
+		}
+		if !isDigit(ca) || !isDigit(cb) {
+			return false
+		}
+		for i < len(a) && isDigit(a[i]) {
+			i++
+		}
+		for j < len(b) && isDigit(b[j]) {
+			j++
+		}
+	}
 }
 
 // timestampChar marks the characters of a timestamp-like prefix.

@@ -286,6 +286,9 @@ type parser struct {
 	pending []Event
 	// pfx is the line prefix learned from the input (lines.go).
 	pfx prefixLearner
+	// pf is the literal prefilter (prefilter.go); nil runs every rule on
+	// every line, the reference the tests compare it with.
+	pf *prefilter
 }
 
 // maxPendingEvents bounds the context lines kept for the next incident.
@@ -336,6 +339,7 @@ type banner struct {
 func (p *parser) init(opts ScanOptions) {
 	p.opts = opts
 	p.dem = NewDemangler(4096)
+	p.pf = anchored
 }
 
 // physical handles one physical line: repair, prefixes, split collapsed
@@ -350,23 +354,31 @@ func (p *parser) physical(b []byte, truncated bool) {
 		rl, prefixed = rl || rl2, true
 	}
 	idle := p.cur == nil && !truncated
+	// hits are the prefilter's anchors in text, while scanned.
+	var hits scanHits
+	scanned := false
 	if idle {
 		// Idle fast path: look at the line through a temporary view and
 		// copy it only when it may start an incident.
 		if len(text) == 0 {
 			return
 		}
-		if !stripped && !p.mayStart(unsafe.String(&text[0], len(text))) {
+		view := unsafe.String(&text[0], len(text))
+		if !stripped && !p.mayStart(view) {
 			p.pfx.hasPrev = false
 			return
 		}
+		if p.pf != nil {
+			hits, scanned = p.pf.scan(view), true
+		}
 	}
-	if !stripped && len(text) > 0 {
+	if !stripped && len(text) > 0 && (!scanned || hits&hitStars != 0) {
 		// A dump header after other text: that text is a prefix, whatever
 		// its length.
 		view := unsafe.String(&text[0], len(text))
 		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) {
 			text, prefixed, stripped = text[k:], true, true
+			scanned = false
 			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
 				if prev, info, ok := p.pfx.relearnPrev(p.lineNo); ok {
 					p.process(prev, info)
@@ -376,11 +388,11 @@ func (p *parser) physical(b []byte, truncated bool) {
 	}
 	if idle && p.cur == nil {
 		view := unsafe.String(&text[0], len(text))
-		if !p.mayStart(view) {
+		if (stripped || !scanned) && !p.mayStart(view) {
 			p.pfx.hasPrev = false
 			return
 		}
-		k, inert := p.inert(view)
+		k, inert := p.inert(view, hits, scanned)
 		learned := 0
 		if learnable(k) && !stripped {
 			learned = p.pfx.learn(text, p.lineNo, true)
@@ -389,6 +401,13 @@ func (p *parser) physical(b []byte, truncated bool) {
 		}
 		if learned == 0 {
 			if inert {
+				return
+			}
+			if k == kStart && scanned && hits&hitRepair == 0 {
+				// What logical does with a start marker between incidents,
+				// without copying the line.
+				p.banner = banner{}
+				p.pending = p.pending[:0]
 				return
 			}
 		} else {
@@ -407,7 +426,7 @@ func (p *parser) physical(b []byte, truncated bool) {
 				if !p.mayStart(view) {
 					return
 				}
-				if _, inert := p.inert(view); inert {
+				if _, inert := p.inert(view, 0, false); inert {
 					return
 				}
 			}
@@ -474,9 +493,21 @@ func (p *parser) mayStart(s string) bool {
 // and it holds no collapsed dump or HTML entity to repair. It looks at the
 // temporary view only; nothing it returns outlives the call. It also
 // returns the line's kind (kOther for lines it did not classify).
-func (p *parser) inert(view string) (lineKind, bool) {
-	k, _ := p.classify(view)
-	if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
+//
+// With the prefilter, hits (scan(view), when scanned) stand for the
+// repairs' tests: a line needs a repair only when it holds an HTML entity
+// or a collapsed-paste marker, and with neither, handing it to process
+// would change nothing for the kinds inert accepts.
+func (p *parser) inert(view string, hits scanHits, scanned bool) (lineKind, bool) {
+	if p.pf != nil && !scanned {
+		hits, scanned = p.pf.scan(view), true
+	}
+	k := p.kindOf(view, hits, scanned)
+	if p.pf == nil {
+		if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
+			return k, false
+		}
+	} else if hits&hitRepair != 0 {
 		return k, false
 	}
 	switch k {
@@ -535,7 +566,27 @@ func (p *parser) logical(ln lineInfo) {
 }
 
 // classify returns the kind of a line and the submatches of its rule.
-func (p *parser) classify(s string) (lineKind, []string) {
+func (p *parser) classify(s string) (lineKind, []string) { return p.classifyHits(s, 0, false) }
+
+// kindOf is classify's kind alone, given the prefilter's hits in s (when
+// scanned); it does not build the submatches of the rules that have none.
+func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
+	trimmed := strings.TrimLeft(s, " \t")
+	if trimmed == "" {
+		return kBlank
+	}
+	if trimmed[0] != 'I' && trimmed[0] != 'W' && trimmed[0] != 'E' && trimmed[0] != 'F' {
+		if r, _ := p.match(s, trimmed, hits, scanned); r != nil {
+			return r.kind
+		}
+		return kOther
+	}
+	k, _ := p.classifyHits(s, hits, scanned)
+	return k
+}
+
+// classifyHits is classify given the prefilter's hits in s (when scanned).
+func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, []string) {
 	trimmed := strings.TrimLeft(s, " \t")
 	if trimmed == "" {
 		return kBlank, nil
@@ -551,13 +602,13 @@ func (p *parser) classify(s string) (lineKind, []string) {
 			return kMemLimit, []string{trimmed}
 		}
 		if isBannerMsg(msg) {
-			if r, m := allRules.match(msg, strings.TrimLeft(msg, " "), true); r != nil && r.kind == kBanner {
+			if r, m := p.match(msg, strings.TrimLeft(msg, " "), 0, false); r != nil && r.kind == kBanner {
 				return kBanner, m
 			}
 		}
 		return kGlog, []string{trimmed, msg}
 	}
-	r, m := allRules.match(s, trimmed, true)
+	r, m := p.match(s, trimmed, hits, scanned)
 	if r == nil {
 		return kOther, nil
 	}
@@ -565,6 +616,14 @@ func (p *parser) classify(s string) (lineKind, []string) {
 		m = []string{trimmed}
 	}
 	return r.kind, m
+}
+
+// match runs the rules on a line, through the prefilter when there is one.
+func (p *parser) match(text, trimmed string, hits scanHits, scanned bool) (*lineRule, []string) {
+	if p.pf == nil {
+		return allRules.match(text, trimmed, true)
+	}
+	return p.pf.match(text, trimmed, true, hits, scanned)
 }
 
 func (p *parser) setBanner(m []string) {

@@ -1,0 +1,488 @@
+package symbolize
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// The literal prefilter (issue 11). Most lines of a be.out are ordinary log
+// lines that no rule recognizes; before it, every such line went through
+// every rule (a substring search per `contains` rule, a regular expression
+// per rule whose first byte matched). The prefilter makes one pass over the
+// line looking for the anchors of every rule at once, and a rule only runs
+// on a line holding one of its anchors.
+//
+// Anchors are derived from the format tables, never written by hand:
+//
+//   - a prefix rule is looked up by the first byte of the line (ruleSet's
+//     index) and its prefix compared; before its regular expression runs,
+//     the line must hold one of the literals the expression requires
+//     (`*** S` of the signal line has the bare form `S`, which every
+//     `SLF4J: …` line starts with: the expression requires `) received by
+//     PID `, which no such line holds);
+//   - a contains rule is gated by the scan: its literal, or a longer one its
+//     expression requires (`]: segfault at ` for `segfault at `);
+//   - the repairs of the idle path have anchors too, derived from their own
+//     tables: the HTML entities (htmlEntities), the markers of a collapsed
+//     paste (collapsedMarker, which also covers the headerless starts `0#`,
+//     `#N`, `@ ` of startsIncident), and the `*** ` of headerAnchor.
+//
+// requiredLiterals reads the literals out of a regular expression
+// (regexp/syntax), so a table entry added tomorrow (format_coredump.go, a
+// kernel line) is covered without anyone listing its anchors. The tests
+// check the promise behind it: the scanner with and without the prefilter
+// gives identical incidents on every corpus and format file and on random
+// mutations of them (TestPrefilterEquivalence, FuzzPrefilter).
+//
+// The scan literals are made digit-free (a literal with digits is replaced
+// by its longest digit-free piece, still a required substring), so that two
+// lines equal but for their digits have the same anchors.
+
+// scanHits is the result of one scan: a bit per contains rule (bits 0..61,
+// in table order; rules beyond 62 share bit 61), and the structural bits.
+type scanHits uint64
+
+const (
+	hitStars   scanHits = 1 << 63 // `*** `: headerAnchor
+	hitRepair  scanHits = 1 << 62 // an HTML entity or a collapsed-paste marker
+	maxRuleBit          = 61
+)
+
+// pfRule is a rule of the tables with the literals its expression needs.
+type pfRule struct {
+	r    *lineRule
+	need []string // the expression's best required literals (one must occur); nil: none better than the prefix
+	bit  scanHits // contains rules: their scan bit
+}
+
+// needs reports whether s holds one of the literals the rule's expression
+// requires.
+func (pr *pfRule) needs(s string) bool {
+	if pr.need == nil {
+		return true
+	}
+	for _, n := range pr.need {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// pfCand is one scan literal under its chosen byte.
+type pfCand struct {
+	lit  string
+	off  int // offset of the chosen byte in lit
+	bits scanHits
+}
+
+// prefilter is the anchored view of a ruleSet plus the one-pass scan.
+type prefilter struct {
+	byFirst  [256][]pfRule
+	contains []pfRule
+	// set marks the chosen byte of every scan literal; cands lists the
+	// literals under it.
+	set   [256]bool
+	cands [256][]pfCand
+	lits  []pfCand // every scan literal, for tests and docs
+	// always are the bits of contains rules without a digit-free literal:
+	// they run on every line.
+	always scanHits
+}
+
+// htmlEntities are the entities unescapeHTML undoes (scraped pastes).
+var htmlEntities = []string{"&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`, "&#39;", "'"}
+
+// logByteRank orders the bytes of log text from the most to the least
+// common (measured on the crash corpus and on be.out chatter; bytes not
+// listed are the rarest). The scan looks for the least common byte of each
+// literal, so that ordinary lines rarely stop it.
+const logByteRank = " etaoinsrlcdumphgfb.:0123456789-_/,[]=yw\tkvxjqzEIRNOTSADLCUPMFGBHWYVKJXQZ()'\"<>{}|+;!?$~^%`@#*&\\"
+
+func newPrefilter(rs *ruleSet) *prefilter {
+	pf := &prefilter{}
+	anchor := func(r *lineRule) []string {
+		var terms [][]string
+		if r.re != nil {
+			terms = requiredLiterals(r.re)
+		}
+		return bestTerm(terms)
+	}
+	for c := range rs.byFirst {
+		for _, r := range rs.byFirst[c] {
+			pr := pfRule{r: r}
+			if need := anchor(r); need != nil && minLen(need) > len(r.bare) && minLen(need) > len(r.prefix) {
+				pr.need = need
+			}
+			pf.byFirst[c] = append(pf.byFirst[c], pr)
+		}
+	}
+	for i, r := range rs.contains {
+		bit := scanHits(1) << min(i, maxRuleBit)
+		pr := pfRule{r: r, bit: bit}
+		lits := []string{digitFree(r.contains)}
+		if need := anchor(r); need != nil && minLen(need) > len(lits[0]) {
+			pr.need = need
+			lits = need
+		}
+		if lits[0] == "" {
+			pf.always |= bit
+			lits = nil
+		}
+		for _, l := range lits {
+			pf.addLit(l, bit)
+		}
+		pf.contains = append(pf.contains, pr)
+	}
+	for i := 0; i < len(htmlEntities); i += 2 {
+		pf.addLit(digitFree(htmlEntities[i]), hitRepair)
+	}
+	for _, l := range bestTerm(requiredLiterals(collapsedMarker)) {
+		pf.addLit(l, hitRepair)
+	}
+	pf.addLit("*** ", hitStars)
+	return pf
+}
+
+// addLit adds a scan literal under its least common byte.
+func (pf *prefilter) addLit(lit string, bits scanHits) {
+	if lit == "" {
+		// An anchor that is no literal would let every line through:
+		// newPrefilter's callers make sure this cannot happen (test).
+		panic("symbolize: empty anchor")
+	}
+	best := 0
+	for i := 1; i < len(lit); i++ {
+		if byteRank(lit[i]) > byteRank(lit[best]) {
+			best = i
+		}
+	}
+	c := lit[best]
+	pf.set[c] = true
+	cand := pfCand{lit: lit, off: best, bits: bits}
+	pf.cands[c] = append(pf.cands[c], cand)
+	pf.lits = append(pf.lits, cand)
+}
+
+// byteRank is how rare c is in log text (higher is rarer).
+func byteRank(c byte) int {
+	if i := strings.IndexByte(logByteRank, c); i >= 0 {
+		return i
+	}
+	return len(logByteRank)
+}
+
+// scan returns the anchors found anywhere in s.
+func (pf *prefilter) scan(s string) scanHits {
+	h := pf.always
+	set := &pf.set
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		if !(set[b[0]] || set[b[1]] || set[b[2]] || set[b[3]] || set[b[4]] || set[b[5]] || set[b[6]] || set[b[7]]) {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if set[s[j]] {
+				h |= pf.verify(s, j)
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if set[s[i]] {
+			h |= pf.verify(s, i)
+		}
+	}
+	return h
+}
+
+// verify checks the literals whose chosen byte is at s[i].
+func (pf *prefilter) verify(s string, i int) scanHits {
+	var h scanHits
+	for _, c := range pf.cands[s[i]] {
+		st := i - c.off
+		if st >= 0 && st+len(c.lit) <= len(s) && s[st:st+len(c.lit)] == c.lit {
+			h |= c.bits
+		}
+	}
+	return h
+}
+
+// match is ruleSet.match with the anchors: the same rule wins (a rule is
+// skipped only when it cannot match), but expressions and substring
+// searches run only where their anchors are. hits are scan(text) when
+// scanned; else match scans text itself if it gets to the contains rules.
+func (pf *prefilter) match(text, trimmed string, tryContains bool, hits scanHits, scanned bool) (*lineRule, []string) {
+	if trimmed == "" {
+		return nil, nil
+	}
+	for i := range pf.byFirst[trimmed[0]] {
+		pr := &pf.byFirst[trimmed[0]][i]
+		r := pr.r
+		if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
+			continue
+		}
+		if r.re == nil {
+			return r, nil
+		}
+		if !pr.needs(trimmed) {
+			continue
+		}
+		if m := r.re.FindStringSubmatch(trimmed); m != nil {
+			return r, m
+		}
+	}
+	if !tryContains {
+		return nil, nil
+	}
+	if !scanned {
+		hits = pf.scan(text)
+	}
+	if hits&^(hitStars|hitRepair) == 0 {
+		return nil, nil
+	}
+	for i := range pf.contains {
+		pr := &pf.contains[i]
+		if hits&pr.bit == 0 {
+			continue
+		}
+		r := pr.r
+		if !strings.Contains(text, r.contains) {
+			continue
+		}
+		if r.re == nil {
+			return r, nil
+		}
+		if !pr.needs(trimmed) {
+			continue
+		}
+		if m := r.re.FindStringSubmatch(trimmed); m != nil {
+			return r, m
+		}
+	}
+	return nil, nil
+}
+
+// anchored is the prefilter over allRules.
+var anchored = newPrefilter(allRules)
+
+func minLen(ss []string) int {
+	n := -1
+	for _, s := range ss {
+		if n < 0 || len(s) < n {
+			n = len(s)
+		}
+	}
+	return max(n, 0)
+}
+
+// digitFree returns the longest piece of s without ASCII digits: a line
+// holding s holds it too.
+func digitFree(s string) string {
+	best, start := "", 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || isDigit(s[i]) {
+			if i-start > len(best) {
+				best = s[start:i]
+			}
+			start = i + 1
+		}
+	}
+	return best
+}
+
+// bestTerm picks, among alternative sets of required literals, the most
+// selective one to look for: the set whose weakest literal scores best
+// (litScore), then the one with the fewest literals. It returns nil when
+// no set is made of non-empty literals. Literals are made digit-free first.
+func bestTerm(terms [][]string) []string {
+	var best []string
+	bestScore := 0
+	for _, t := range terms {
+		var d []string
+		score := -1
+		for _, l := range t {
+			f := digitFree(l)
+			if f == "" {
+				d = nil
+				break
+			}
+			d = append(d, f)
+			if s := litScore(f); score < 0 || s < score {
+				score = s
+			}
+		}
+		if d == nil {
+			continue
+		}
+		if best == nil || score > bestScore || score == bestScore && len(d) < len(best) {
+			best, bestScore = d, score
+		}
+	}
+	return best
+}
+
+// litScore is how selective a literal is: longer first, then rarer.
+func litScore(l string) int {
+	r := 0
+	for i := 0; i < len(l); i++ {
+		r = max(r, byteRank(l[i]))
+	}
+	return len(l)*256 + r
+}
+
+// requiredLiterals returns what any match of re contains: a list of sets,
+// every set holding a literal of which the match contains at least one.
+// It is conservative: an expression part it cannot read adds nothing.
+func requiredLiterals(re *regexp.Regexp) [][]string {
+	p, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	info := litInfo(p.Simplify())
+	terms := info.terms
+	if t := info.exactTerm(); t != nil {
+		terms = append(terms, t)
+	}
+	return terms
+}
+
+// maxExact bounds the exact sets litInfo keeps.
+const maxExact = 16
+
+// reLits is what litInfo knows of a subexpression: the exact strings it
+// matches (when few, else nil) and sets of required literals.
+type reLits struct {
+	exact []string
+	known bool // exact is the full set of strings the part matches
+	terms [][]string
+}
+
+// exactTerm turns the exact set into a required set, or nil when one of
+// the strings is empty (nothing is required then).
+func (l reLits) exactTerm() []string {
+	if !l.known || len(l.exact) == 0 {
+		return nil
+	}
+	for _, s := range l.exact {
+		if s == "" {
+			return nil
+		}
+	}
+	return l.exact
+}
+
+func litInfo(re *syntax.Regexp) reLits {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return reLits{}
+		}
+		return reLits{exact: []string{string(re.Rune)}, known: true}
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return reLits{exact: []string{""}, known: true}
+	case syntax.OpCharClass:
+		var ex []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(ex) >= maxExact || !utf8.ValidRune(r) {
+					return reLits{}
+				}
+				ex = append(ex, string(r))
+			}
+		}
+		return reLits{exact: ex, known: true}
+	case syntax.OpCapture:
+		return litInfo(re.Sub[0])
+	case syntax.OpQuest:
+		sub := litInfo(re.Sub[0])
+		if sub.known && len(sub.exact) < maxExact {
+			return reLits{exact: append(sub.exact, ""), known: true}
+		}
+		return reLits{}
+	case syntax.OpPlus:
+		sub := litInfo(re.Sub[0])
+		return reLits{terms: withExact(sub)}
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			sub := litInfo(re.Sub[0])
+			return reLits{terms: withExact(sub)}
+		}
+		return reLits{}
+	case syntax.OpConcat:
+		// run is the exact set of the current run of exact parts; an
+		// inexact part ends it (what it matched is then required).
+		run, known := []string{""}, true
+		var terms [][]string
+		flush := func() {
+			if t := (reLits{exact: run, known: true}).exactTerm(); t != nil {
+				terms = append(terms, t)
+			}
+		}
+		for _, s := range re.Sub {
+			sub := litInfo(s)
+			terms = append(terms, sub.terms...)
+			if sub.known && len(run)*len(sub.exact) <= maxExact {
+				var ex []string
+				for _, a := range run {
+					for _, b := range sub.exact {
+						ex = append(ex, a+b)
+					}
+				}
+				run = ex
+				continue
+			}
+			flush()
+			known = false
+			run = []string{""}
+			if sub.known {
+				run = sub.exact
+			}
+		}
+		if known {
+			return reLits{exact: run, known: true, terms: terms}
+		}
+		flush()
+		return reLits{terms: terms}
+	case syntax.OpAlternate:
+		var ex []string
+		all := true
+		var alt []string
+		for _, s := range re.Sub {
+			sub := litInfo(s)
+			if all && sub.known && len(ex)+len(sub.exact) <= maxExact {
+				ex = append(ex, sub.exact...)
+			} else {
+				all = false
+			}
+			if t := bestTerm(withExact(sub)); t != nil && (alt != nil || s == re.Sub[0]) {
+				alt = append(alt, t...)
+			} else {
+				alt = nil
+			}
+			if !all && alt == nil {
+				break
+			}
+		}
+		if all {
+			return reLits{exact: ex, known: true}
+		}
+		if alt != nil {
+			return reLits{terms: [][]string{alt}}
+		}
+		return reLits{}
+	}
+	return reLits{}
+}
+
+// withExact is sub's required sets plus its exact set as one.
+func withExact(sub reLits) [][]string {
+	terms := sub.terms
+	if t := sub.exactTerm(); t != nil {
+		terms = append(terms, t)
+	}
+	return terms
+}
