@@ -48,7 +48,8 @@
 // through the demangler's syntax tree (github.com/ianlancetaylor/demangle
 // ToAST); a mangled name the demangler rejects (cut short by a log line
 // limit) yields the nested-name prefix that can be read, ending in "…".
-// Printed names go through a tolerant one-pass tokenizer that skips
+// Printed names go through a tolerant one-pass tokenizer
+// (signature/internal/cxxname, which also walks the demangler's tree) that skips
 // balanced `<>`, `()`, `{}` groups, knows `operator<`, `operator()`,
 // `operator->`, conversion operators, `(anonymous namespace)` and gdb's
 // ` at file:line` / ` from lib` tails, and treats any top-level blank
@@ -120,6 +121,45 @@
 // rules_test.go validates every rule file (known roles, patterns compile,
 // no duplicate names or ids, a `why` for every rule) and fails when a rule
 // is matched by no test case.
+//
+// # Knowledge and mechanism
+//
+// Lists of names are data; the constants of the algorithm are Go. In
+// rules/*.yaml: the frame rules and their key_names, and app_namespaces
+// (the products' own namespaces, doris:: and starrocks::, which decide
+// Signature.AppFrame; only the embedded files may list them, since Options
+// has no field for a caller's). In Go, as parameters of the algorithm
+// (changing one changes keys, hence Algorithm): DefaultFrames, the sentinel
+// window (64 frames), lambdaWindow (a bare lambda takes the frame below as
+// its owner when that frame calls from at most 100 lines after it in the
+// same file: a bound of the owner rule, not a list of frames), the null
+// page and PIE limits, MaxNameLen and MaxKeyLen. Also in Go, next to the
+// code that reads them: facts of the printers and platforms (Linux signal
+// numbers, spellings of a missing symbol, glibc's module names, each
+// product's executable name for frames printed without a module) and the
+// Markdown repairs of Normalize, which runs before any rule set applies.
+// The executable and glibc module names are knowledge a rule file could
+// carry (a `modules:` section) and are the next to move.
+//
+// # Files
+//
+//	signature.go      Signature, the result
+//	generate.go       Options, Generator, Generate: thread choice, key assembly, trace
+//	frames.go         the frame view: normalized name and rule (cached), module, stable addresses
+//	physical.go       which frames are physical (inline groups of symbolized, core and gdb frames)
+//	walk.go           the walk: rule roles, crash site, lambda owners, app frame
+//	kind.go           the kind prefix: signals, CHECK/ASSERT expressions, sanitizers, terminate
+//	rules.go          Rule, roles, LoadRules, validation, matching (data: rules/*.yaml)
+//	normalize.go      Normalize: component rules (lambda forms, closure operators), Markdown repair, bound
+//	clean.go          input cleaning: control bytes, HTML entities, symbol versions, clone suffixes
+//	java.go           Java frame names
+//	cache.go          Normalizer and the bounded cache
+//	aggregate.go      Aggregate: thread groups
+//	similarity.go     Similarity
+//	bucket.go         Bucketer, Seen, NearDuplicates
+//	internal/cxxname  the C++ name tokenizer under Normalize: printed and mangled
+//	                  names to scope components (its own doc states the contract;
+//	                  FuzzParts). It imports nothing of signature.
 //
 // # Kind prefix
 //
