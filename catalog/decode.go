@@ -653,6 +653,8 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 			k.MechanismMarks = text(v, f)
 		case "mechanism_names":
 			k.MechanismNames = text(v, f)
+		case "toolchain_paths":
+			k.ToolchainPaths = text(v, f)
 		case "product_namespaces":
 			k.ProductNamespaces = d.strs(v, f)
 			for i, ns := range k.ProductNamespaces {
@@ -661,7 +663,7 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 				}
 			}
 		default:
-			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces)", key)
+			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces, toolchain_paths)", key)
 		}
 	})
 	return k

@@ -144,6 +144,10 @@ type StackKnowledge struct {
 	// ProductNamespaces are the products' top-level C++ namespaces
 	// (doris, starrocks); their Itanium source names (5doris) are derived.
 	ProductNamespaces []string `json:"product_namespaces,omitempty"`
+	// ToolchainPaths are substrings of source paths of the C++ standard
+	// library, libc and the toolchain (`/include/`, `./nptl/`): such a path
+	// says nothing about the work, so it is not matched against file globs.
+	ToolchainPaths []string `json:"toolchain_paths,omitempty"`
 }
 
 // stackTable is the compiled union of StackKnowledge sections.
@@ -171,7 +175,9 @@ func newStackTable(ks ...StackKnowledge) *stackTable {
 		t.know.MechanismMarks = append(t.know.MechanismMarks, k.MechanismMarks...)
 		t.know.MechanismNames = append(t.know.MechanismNames, k.MechanismNames...)
 		t.know.ProductNamespaces = append(t.know.ProductNamespaces, k.ProductNamespaces...)
+		t.know.ToolchainPaths = append(t.know.ToolchainPaths, k.ToolchainPaths...)
 	}
+	t.know.ToolchainPaths = dedupe(t.know.ToolchainPaths)
 	t.know.MechanismMarks = dedupe(t.know.MechanismMarks)
 	t.know.MechanismNames = dedupe(t.know.MechanismNames)
 	t.know.ProductNamespaces = dedupe(t.know.ProductNamespaces)
@@ -193,6 +199,7 @@ func (c *Catalog) Stack() StackKnowledge {
 		MechanismMarks:    append([]string(nil), k.MechanismMarks...),
 		MechanismNames:    append([]string(nil), k.MechanismNames...),
 		ProductNamespaces: append([]string(nil), k.ProductNamespaces...),
+		ToolchainPaths:    append([]string(nil), k.ToolchainPaths...),
 	}
 }
 
@@ -200,6 +207,18 @@ func (c *Catalog) Stack() StackKnowledge {
 func (t *stackTable) isProductName(name string) bool {
 	for _, ns := range t.ns {
 		if strings.HasPrefix(name, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolchainPath reports a source path of the C++ standard library, libc or
+// the toolchain (`/usr/include/c++/11/bits/std_function.h`,
+// `./nptl/pthread_mutex_lock.c`).
+func (t *stackTable) toolchainPath(p string) bool {
+	for _, m := range t.know.ToolchainPaths {
+		if strings.Contains(p, m) {
 			return true
 		}
 	}

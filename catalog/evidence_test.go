@@ -369,6 +369,10 @@ func TestStackKnowledge(t *testing.T) {
 	assert.Equal(t, []string{"doris", "starrocks"}, k.ProductNamespaces)
 	assert.Contains(t, k.MechanismNames, "abort")
 	assert.Contains(t, k.MechanismMarks, "JVM_handle_linux_signal")
+	assert.True(t, def.stack.toolchainPath("/usr/include/c++/11/bits/std_function.h"))
+	assert.True(t, def.stack.toolchainPath("./nptl/pthread_mutex_lock.c"))
+	assert.False(t, def.stack.toolchainPath("/root/doris/be/src/olap/tablet.cpp"))
+	assert.False(t, newStackTable().toolchainPath("/usr/include/c++/11/bits/std_function.h"))
 	k.ProductNamespaces[0] = "x"
 	assert.Equal(t, "doris", def.Stack().ProductNamespaces[0], "Stack returns a copy")
 

@@ -199,7 +199,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 		if i < start {
 			continue
 		}
-		if p := sourcePath(f); p != "" && !toolchainPath(p) {
+		if p := sourcePath(f); p != "" && !c.stack.toolchainPath(p) {
 			v.nFiles++
 			buf = c.ix.matches(buf[:0], p, sc)
 			c.addHits(v, buf, i, srcFile, p)
@@ -602,12 +602,4 @@ func threadMatches(globs []glob, t *symbolize.Thread) bool {
 		}
 	}
 	return false
-}
-
-// toolchainPath reports a source path of the C++ standard library, libc or
-// the toolchain (`/usr/include/c++/11/bits/std_function.h`,
-// `./nptl/pthread_mutex_lock.c`): it says nothing about the work, so it is
-// not matched against file globs.
-func toolchainPath(p string) bool {
-	return strings.Contains(p, "/include/") || strings.Contains(p, "libstdc++") || strings.HasPrefix(p, "./nptl/") || strings.HasPrefix(p, "./sysdeps/") || strings.Contains(p, "/glibc")
 }
