@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize/internal/unwind"
 )
 
 // Errors of the core reader. They are wrapped with detail; test with errors.Is.
@@ -132,7 +134,7 @@ type CoreModule struct {
 
 	elf       *elf.File // file used for CFI (or the in-memory vDSO)
 	closer    io.Closer
-	cfi       *cfiTable
+	cfi       *unwind.CFI
 	cfiLoaded bool
 	res       pcResolver
 	resLoaded bool
@@ -568,11 +570,20 @@ func (c *Core) isExec(addr uint64) bool {
 
 // moduleFor returns the module whose mappings contain addr.
 func (c *Core) moduleFor(addr uint64) *CoreModule {
-	i := sort.Search(len(c.Modules), func(i int) bool { return uint64(c.Modules[i].End) > addr })
-	if i < len(c.Modules) && uint64(c.Modules[i].Start) <= addr {
+	if i := c.moduleIndex(addr); i >= 0 {
 		return c.Modules[i]
 	}
 	return nil
+}
+
+// moduleIndex returns the index in Modules of the module whose mappings
+// contain addr, or -1.
+func (c *Core) moduleIndex(addr uint64) int {
+	i := sort.Search(len(c.Modules), func(i int) bool { return uint64(c.Modules[i].End) > addr })
+	if i < len(c.Modules) && uint64(c.Modules[i].Start) <= addr {
+		return i
+	}
+	return -1
 }
 
 // memReader is an io.ReaderAt over process memory starting at base.

@@ -1,4 +1,4 @@
-package symbolize
+package unwind
 
 import (
 	"debug/elf"
