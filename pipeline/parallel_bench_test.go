@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,9 +21,9 @@ import (
 // writeBeOut writes about size bytes of be.out-like text to path: glog
 // lines of both glog generations, JVM and Hadoop chatter (DEBUG lines,
 // Java logger lines, SLF4J), and a real crash text of the corpus every
-// crashEvery bytes, rotating through texts. It is deterministic and
-// returns the number of crash texts written.
-func writeBeOut(t testing.TB, path string, size, crashEvery int64, texts [][]byte, seed uint64) int {
+// crashEvery bytes, rotating through texts from texts[first]. It is
+// deterministic and returns the number of crash texts written.
+func writeBeOut(t testing.TB, path string, size, crashEvery int64, texts [][]byte, first int, seed uint64) int {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
@@ -55,7 +56,7 @@ func writeBeOut(t testing.TB, path string, size, crashEvery int64, texts [][]byt
 		w.Write(buf)
 		n += int64(len(buf))
 		if n >= next && len(texts) > 0 {
-			txt := texts[crashes%len(texts)]
+			txt := texts[(first+crashes)%len(texts)]
 			w.Write(txt)
 			w.WriteString("\n\n")
 			n += int64(len(txt)) + 2
@@ -66,6 +67,15 @@ func writeBeOut(t testing.TB, path string, size, crashEvery int64, texts [][]byt
 	require.NoError(t, w.Flush())
 	require.NoError(t, f.Close())
 	return crashes
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchMB is the size of the generated input of the parallel benchmarks:
@@ -88,11 +98,13 @@ func BenchmarkClassifyParallel(b *testing.B) {
 	size := benchMB() << 20
 	dir := b.TempDir()
 	one := filepath.Join(dir, "be.out")
-	writeBeOut(b, one, size, 4<<20, texts, 1)
+	writeBeOut(b, one, size, 4<<20, texts, 0, 1)
+	// The same crash texts in 8 files of an eighth each.
 	var eight []string
+	first := 0
 	for i := range 8 {
 		p := filepath.Join(dir, fmt.Sprintf("be-%d.out", i))
-		writeBeOut(b, p, size/8, 4<<20, texts, uint64(i+2))
+		first += writeBeOut(b, p, size/8, 4<<20, texts, first, uint64(i+2))
 		eight = append(eight, p)
 	}
 	run := func(b *testing.B, paths []string) {
@@ -100,6 +112,7 @@ func BenchmarkClassifyParallel(b *testing.B) {
 		require.NoError(b, err)
 		defer p.Close()
 		b.SetBytes(size)
+		cpu0 := cpuTime()
 		for b.Loop() {
 			n := 0
 			for r, err := range p.Run(context.Background(), nil, paths...) {
@@ -109,6 +122,10 @@ func BenchmarkClassifyParallel(b *testing.B) {
 			}
 			require.Greater(b, n, int(size>>23), "a crash text every 4 MiB")
 		}
+		// CPU seconds per op (user+system, the whole process): the work
+		// done, which a loaded machine does not change as it changes the
+		// wall time.
+		b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	}
 	b.Run("one-file", func(b *testing.B) { run(b, []string{one}) })
 	b.Run("8-files", func(b *testing.B) { run(b, eight) })
@@ -133,7 +150,7 @@ func TestRunJobsConstantMemory(t *testing.T) {
 	crashes := 0
 	for i := range 4 {
 		p := filepath.Join(dir, fmt.Sprintf("be-%d.out", i))
-		crashes += writeBeOut(t, p, per, 256<<10, texts, uint64(i+10))
+		crashes += writeBeOut(t, p, per, 256<<10, texts, crashes, uint64(i+10))
 		paths = append(paths, p)
 	}
 	p := newPipeline(t, Options{Jobs: 3})
