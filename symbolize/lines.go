@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unsafe"
 )
@@ -197,7 +198,7 @@ func unescapeHTML(s string) string {
 	return htmlReplacer.Replace(s)
 }
 
-var htmlReplacer = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`, "&#39;", "'")
+var htmlReplacer = strings.NewReplacer(htmlEntities...)
 
 // splitCollapsed splits a line that holds a whole dump (pastes that lost
 // their newlines: `*** Aborted at … *** *** SIGSEGV … *** 0# … 1# …`) into
@@ -320,6 +321,22 @@ type prefixLearner struct {
 	prevNo   int  // line number of prev
 	prevIdle bool // prev was dropped by the idle path (no incident saw it)
 	prevCut  bool // prev is only the first maxPrefixBytes+2 bytes of its line
+	// prevHits are the prefilter's anchors in prev, when prevScanned.
+	prevHits    scanHits
+	prevScanned bool
+}
+
+// sameAsPrev reports whether t, line no, is the line after prev and equal
+// to it but for its digits (then learn would learn nothing from them, and
+// the prefilter would find the same anchors).
+func (l *prefixLearner) sameAsPrev(t []byte, no int) bool {
+	return l.hasPrev && l.prevScanned && !l.prevCut && l.prevNo == no-1 && len(t) <= maxPrefixBytes && equalModDigits(l.prev, t)
+}
+
+// keep is learn for a line sameAsPrev: it becomes the previous line.
+func (l *prefixLearner) keep(t []byte, no int, idle bool) {
+	l.prev = append(l.prev[:0], t...)
+	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, false, false
 }
 
 // strip removes the learned prefix from t; it returns the rest and whether
@@ -361,7 +378,7 @@ func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
 		}
 	}
 	l.prev = append(l.prev[:0], t[:min(len(t), maxPrefixBytes+2)]...)
-	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut = true, no, idle, len(t) > maxPrefixBytes+2
+	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, len(t) > maxPrefixBytes+2, false
 	return 0
 }
 
@@ -498,40 +515,36 @@ func learnPrefix(a, b []byte) int {
 }
 
 // equalModDigits reports whether the walk of learnPrefix goes through both
-// a and b to their ends: they are equal but for their runs of digits.
+// a and b to their ends: they are equal but for their runs of digits. It
+// goes over equal bytes eight at a time and looks at digits only where the
+// lines differ.
 func equalModDigits(a, b []byte) bool {
 	i, j := 0, 0
 	for {
-		for i+8 <= len(a) && j+8 <= len(b) && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[j:]) {
-			i, j = i+8, j+8
-			if isDigit(a[i-1]) {
-				// The run of digits the word ends in may go on, not as
-				// long in both.
-				for i < len(a) && isDigit(a[i]) {
-					i++
-				}
-				for j < len(b) && isDigit(b[j]) {
-					j++
-				}
+		for i+8 <= len(a) && j+8 <= len(b) {
+			if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[j:]); x != 0 {
+				d := bits.TrailingZeros64(x) >> 3
+				i, j = i+d, j+d
+				break
 			}
+			i, j = i+8, j+8
 		}
-		if i >= len(a) || j >= len(b) {
-			return i == len(a) && j == len(b)
-		}
-		ca, cb := a[i], b[j]
-		if ca == cb && !isDigit(ca) {
+		for i < len(a) && j < len(b) && a[i] == b[j] {
 			i, j = i+1, j+1
+		}
+		// A difference or an end. Inside a run of digits (or where both
+		// lines have one) the runs match whatever their digits and length.
+		da, db := i < len(a) && isDigit(a[i]), j < len(b) && isDigit(b[j])
+		if da && db || (da || db) && i > 0 && isDigit(a[i-1]) {
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
 			continue
 		}
-		if !isDigit(ca) || !isDigit(cb) {
-			return false
-		}
-		for i < len(a) && isDigit(a[i]) {
-			i++
-		}
-		for j < len(b) && isDigit(b[j]) {
-			j++
-		}
+		return i == len(a) && j == len(b)
 	}
 }
 

@@ -99,7 +99,7 @@ var htmlEntities = []string{"&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"
 // common (measured on the crash corpus and on be.out chatter; bytes not
 // listed are the rarest). The scan looks for the least common byte of each
 // literal, so that ordinary lines rarely stop it.
-const logByteRank = " etaoinsrlcdumphgfb.:0123456789-_/,[]=yw\tkvxjqzEIRNOTSADLCUPMFGBHWYVKJXQZ()'\"<>{}|+;!?$~^%`@#*&\\"
+const logByteRank = " etaoinsrlcdumphgfb.:0123456789-_/,[]=TSEIRNOACDLPMUFGBHyw\tkvxjqzWYVKJXQZ()'\"<>{}|+;!?$~^%`@#*&\\"
 
 func newPrefilter(rs *ruleSet) *prefilter {
 	pf := &prefilter{}
@@ -161,6 +161,12 @@ func (pf *prefilter) addLit(lit string, bits scanHits) {
 	}
 	c := lit[best]
 	pf.set[c] = true
+	for i := range pf.cands[c] {
+		if pf.cands[c][i].lit == lit {
+			pf.cands[c][i].bits |= bits
+			return
+		}
+	}
 	cand := pfCand{lit: lit, off: best, bits: bits}
 	pf.cands[c] = append(pf.cands[c], cand)
 	pf.lits = append(pf.lits, cand)
@@ -202,8 +208,8 @@ func (pf *prefilter) scan(s string) scanHits {
 func (pf *prefilter) verify(s string, i int) scanHits {
 	var h scanHits
 	for _, c := range pf.cands[s[i]] {
-		st := i - c.off
-		if st >= 0 && st+len(c.lit) <= len(s) && s[st:st+len(c.lit)] == c.lit {
+		st, n := i-c.off, len(c.lit)
+		if st >= 0 && st+n <= len(s) && s[st] == c.lit[0] && s[st+n-1] == c.lit[n-1] && s[st:st+n] == c.lit {
 			h |= c.bits
 		}
 	}

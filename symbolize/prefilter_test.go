@@ -297,3 +297,68 @@ func FuzzPrefilter(f *testing.F) {
 		}
 	})
 }
+
+// TestEqualModDigits checks the fast walk against learnPrefix's own walk
+// on pairs of lines that differ in their digits, their text or both.
+func TestEqualModDigits(t *testing.T) {
+	slow := func(a, b []byte) bool {
+		i, j := 0, 0
+		for i < len(a) && j < len(b) {
+			ca, cb := a[i], b[j]
+			if ca != cb || isDigit(cb) {
+				if !isDigit(ca) || !isDigit(cb) {
+					return false
+				}
+				for i < len(a) && isDigit(a[i]) {
+					i++
+				}
+				for j < len(b) && isDigit(b[j]) {
+					j++
+				}
+				continue
+			}
+			i, j = i+1, j+1
+		}
+		return i == len(a) && j == len(b)
+	}
+	r := rand.New(rand.NewPCG(2, 9))
+	alphabet := "0123456789ab :"
+	gen := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return b
+	}
+	same := 0
+	for range 200000 {
+		a := gen(r.IntN(40))
+		var b []byte
+		switch r.IntN(3) {
+		case 0:
+			b = gen(r.IntN(40))
+		case 1: // the same line with other digits
+			for _, c := range a {
+				if isDigit(c) {
+					b = append(b, []byte(fmt.Sprint(r.IntN(1000)))...)
+					for len(b) > 0 && r.IntN(2) == 0 && isDigit(c) {
+						break
+					}
+				} else {
+					b = append(b, c)
+				}
+			}
+		default:
+			b = append([]byte(nil), a...)
+			if len(b) > 0 {
+				b[r.IntN(len(b))] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		want := slow(a, b)
+		if want {
+			same++
+		}
+		require.Equal(t, want, equalModDigits(a, b), "%q %q", a, b)
+	}
+	require.Greater(t, same, 10000)
+}

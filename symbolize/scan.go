@@ -356,7 +356,7 @@ func (p *parser) physical(b []byte, truncated bool) {
 	idle := p.cur == nil && !truncated
 	// hits are the prefilter's anchors in text, while scanned.
 	var hits scanHits
-	scanned := false
+	scanned, same := false, false
 	if idle {
 		// Idle fast path: look at the line through a temporary view and
 		// copy it only when it may start an incident.
@@ -369,7 +369,13 @@ func (p *parser) physical(b []byte, truncated bool) {
 			return
 		}
 		if p.pf != nil {
-			hits, scanned = p.pf.scan(view), true
+			if !stripped && p.pfx.sameAsPrev(text, p.lineNo) {
+				// Equal to the line before but for its digits: the same
+				// anchors (they have no digits), and nothing to learn.
+				hits, scanned, same = p.pfx.prevHits, true, true
+			} else {
+				hits, scanned = p.pf.scan(view), true
+			}
 		}
 	}
 	if !stripped && len(text) > 0 && (!scanned || hits&hitStars != 0) {
@@ -395,7 +401,14 @@ func (p *parser) physical(b []byte, truncated bool) {
 		k, inert := p.inert(view, hits, scanned)
 		learned := 0
 		if learnable(k) && !stripped {
-			learned = p.pfx.learn(text, p.lineNo, true)
+			if same && !stripped {
+				p.pfx.keep(text, p.lineNo, true)
+			} else {
+				learned = p.pfx.learn(text, p.lineNo, true)
+			}
+			if learned == 0 && scanned {
+				p.pfx.prevHits, p.pfx.prevScanned = hits, true
+			}
 		} else if !learnable(k) {
 			p.pfx.hasPrev = false
 		}
@@ -565,13 +578,22 @@ func (p *parser) logical(ln lineInfo) {
 	}
 }
 
+// trimBlanks is strings.TrimLeft(s, " \t") without building a set.
+func trimBlanks(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
+}
+
 // classify returns the kind of a line and the submatches of its rule.
 func (p *parser) classify(s string) (lineKind, []string) { return p.classifyHits(s, 0, false) }
 
 // kindOf is classify's kind alone, given the prefilter's hits in s (when
 // scanned); it does not build the submatches of the rules that have none.
 func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
-	trimmed := strings.TrimLeft(s, " \t")
+	trimmed := trimBlanks(s)
 	if trimmed == "" {
 		return kBlank
 	}
@@ -587,7 +609,7 @@ func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
 
 // classifyHits is classify given the prefilter's hits in s (when scanned).
 func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, []string) {
-	trimmed := strings.TrimLeft(s, " \t")
+	trimmed := trimBlanks(s)
 	if trimmed == "" {
 		return kBlank, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // genBeOut writes about size bytes of be.out/be.INFO-like text: ordinary
@@ -72,6 +73,7 @@ func BenchmarkScan(b *testing.B) {
 	}
 	b.Run("crashsig", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
+		cpu := startCPU()
 		for b.Loop() {
 			f, err := os.Open(path)
 			if err != nil {
@@ -83,6 +85,7 @@ func BenchmarkScan(b *testing.B) {
 				b.Fatalf("got %d incidents (err %v), want %d", len(cs), err, want)
 			}
 		}
+		cpu.report(b, len(data))
 	})
 	b.Run("grep-c", func(b *testing.B) {
 		grep, err := exec.LookPath("grep")
@@ -90,14 +93,18 @@ func BenchmarkScan(b *testing.B) {
 			b.Skip("no grep")
 		}
 		b.SetBytes(int64(len(data)))
+		var cpu time.Duration
 		for b.Loop() {
-			out, err := exec.Command(grep, "-c", "Aborted at", path).Output()
+			cmd := exec.Command(grep, "-c", "Aborted at", path)
+			out, err := cmd.Output()
 			if err != nil {
 				b.Fatal(err)
 			}
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			if n := atoi(strings.TrimSpace(string(out))); n != want {
 				b.Fatalf("grep counted %d, want %d", n, want)
 			}
 		}
+		reportCPU(b, cpu, len(data))
 	})
 }
