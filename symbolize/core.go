@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 	"github.com/crashsig/crashsig/symbolize/internal/unwind"
 )
 
@@ -177,7 +178,7 @@ type CoreThread struct {
 	// SignalFrames are the signal frames found on the stack, innermost first.
 	SignalFrames []SignalFrame `json:"signal_frames,omitempty"`
 
-	regs [xNumRegs]uint64
+	regs [corefile.NumRegs]uint64
 }
 
 // Core is an opened ELF core file. A Core is not safe for concurrent use.
@@ -204,7 +205,7 @@ type Core struct {
 	closer  io.Closer
 	opts    CoreOptions
 	segs    []segment
-	files   []fileMapping
+	files   []corefile.FileMapping
 	auxv    map[uint64]uint64
 	fileFDs map[string]*os.File
 	crashed int // index into Threads of the crashing thread
@@ -358,35 +359,35 @@ func (c *Core) readProgs(ctx context.Context, ef *elf.File) error {
 			sz = c.size - off
 			c.note("core truncated inside the notes")
 		}
-		err := walkNotes(c.r, off, sz, func(n rawNote) error {
+		err := corefile.WalkNotes(c.r, off, sz, func(n corefile.Note) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if n.name != "CORE" {
+			if n.Name != "CORE" {
 				return nil
 			}
-			switch n.typ {
-			case ntPRSTATUS:
+			switch n.Type {
+			case corefile.NTPrstatus:
 				if len(c.Threads) >= maxT {
 					skipped++
 					cur = nil
 					return nil
 				}
-				b, err := readNoteDesc(c.r, n, 4096)
+				b, err := corefile.ReadNoteDesc(c.r, n, 4096)
 				if err != nil {
 					return err
 				}
-				ps, ok := parsePrstatus(b)
+				ps, ok := corefile.ParsePrstatus(b)
 				if !ok {
 					c.note("NT_PRSTATUS of %d bytes skipped", len(b))
 					cur = nil
 					return nil
 				}
-				cur = &CoreThread{TID: int64(ps.pid), Index: len(c.Threads), CurSig: int(ps.cursig), regs: ps.regs}
-				cur.PC, cur.SP, cur.FP = Addr(ps.regs[xRIP]), Addr(ps.regs[xRSP]), Addr(ps.regs[xRBP])
+				cur = &CoreThread{TID: int64(ps.PID), Index: len(c.Threads), CurSig: int(ps.CurSig), regs: ps.Regs}
+				cur.PC, cur.SP, cur.FP = Addr(ps.Regs[corefile.RIP]), Addr(ps.Regs[corefile.RSP]), Addr(ps.Regs[corefile.RBP])
 				c.Threads = append(c.Threads, cur)
-			case ntSIGINFO:
-				b, err := readNoteDesc(c.r, n, 4096)
+			case corefile.NTSiginfo:
+				b, err := corefile.ReadNoteDesc(c.r, n, 4096)
 				if err != nil {
 					return err
 				}
@@ -394,16 +395,16 @@ func (c *Core) readProgs(ctx context.Context, ef *elf.File) error {
 				if cur != nil && cur.SigInfo == nil {
 					cur.SigInfo = &si
 				}
-			case ntPRPSINFO:
-				b, err := readNoteDesc(c.r, n, 4096)
+			case corefile.NTPrpsinfo:
+				b, err := corefile.ReadNoteDesc(c.r, n, 4096)
 				if err != nil {
 					return err
 				}
-				if ps, ok := parsePrpsinfo(b); ok && !c.HasPsInfo {
-					c.PsInfo, c.HasPsInfo = ps, true
+				if ps, ok := corefile.ParsePrpsinfo(b); ok && !c.HasPsInfo {
+					c.PsInfo, c.HasPsInfo = PsInfo(ps), true
 				}
-			case ntAUXV:
-				b, err := readNoteDesc(c.r, n, maxAuxvDesc)
+			case corefile.NTAuxv:
+				b, err := corefile.ReadNoteDesc(c.r, n, corefile.MaxAuxvDesc)
 				if err != nil {
 					c.note("%v", err)
 					return nil
@@ -415,13 +416,13 @@ func (c *Core) readProgs(ctx context.Context, ef *elf.File) error {
 					}
 					c.auxv[k] = v
 				}
-			case ntFILE:
-				b, err := readNoteDesc(c.r, n, maxNoteDesc)
+			case corefile.NTFile:
+				b, err := corefile.ReadNoteDesc(c.r, n, corefile.MaxNoteDesc)
 				if err != nil {
 					c.note("%v", err)
 					return nil
 				}
-				fm, err := parseNTFile(b)
+				fm, err := corefile.ParseNTFile(b)
 				if err != nil {
 					c.note("%v", err)
 					return nil
@@ -449,8 +450,8 @@ func (c *Core) readProgs(ctx context.Context, ef *elf.File) error {
 		c.note("core has no NT_FILE note: module map unknown, frames are not attributed to modules")
 	}
 	sort.SliceStable(c.files, func(i, j int) bool { return c.files[i].Start < c.files[j].Start })
-	if a, ok := c.auxv[atEXECFN]; ok {
-		if s, err := c.readCString(a, maxPathLen); err == nil {
+	if a, ok := c.auxv[corefile.AtExecFn]; ok {
+		if s, err := c.readCString(a, corefile.MaxPathLen); err == nil {
 			c.ExecFn = s
 		}
 	}
@@ -467,7 +468,7 @@ func (c *Core) segFor(addr uint64) *segment {
 }
 
 // fileFor returns the NT_FILE mapping containing addr.
-func (c *Core) fileFor(addr uint64) *fileMapping {
+func (c *Core) fileFor(addr uint64) *corefile.FileMapping {
 	i := sort.Search(len(c.files), func(i int) bool { return c.files[i].End > addr })
 	if i < len(c.files) && c.files[i].Start <= addr {
 		return &c.files[i]

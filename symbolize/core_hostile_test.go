@@ -10,6 +10,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 )
 
 // synthThread is one thread of a synthetic core.
@@ -44,20 +46,20 @@ func buildCore(threads []synthThread, segs []synthSeg) []byte {
 		}
 	}
 	for i, t := range threads {
-		pr := make([]byte, prstatusSize)
+		pr := make([]byte, corefile.PrstatusSize)
 		le.PutUint32(pr[0:], 11)
 		le.PutUint16(pr[12:], 11)
 		le.PutUint32(pr[32:], uint32(t.tid))
-		le.PutUint64(pr[prstatusRegOff+8*xRIP:], t.rip)
-		le.PutUint64(pr[prstatusRegOff+8*xRSP:], t.rsp)
-		le.PutUint64(pr[prstatusRegOff+8*xRBP:], t.bp)
-		note(ntPRSTATUS, pr)
+		le.PutUint64(pr[corefile.PrstatusRegOff+8*corefile.RIP:], t.rip)
+		le.PutUint64(pr[corefile.PrstatusRegOff+8*corefile.RSP:], t.rsp)
+		le.PutUint64(pr[corefile.PrstatusRegOff+8*corefile.RBP:], t.bp)
+		note(corefile.NTPrstatus, pr)
 		if i == 0 {
 			si := make([]byte, 128)
 			le.PutUint32(si[0:], 11)
 			le.PutUint32(si[8:], 1)
 			le.PutUint64(si[16:], 0x40)
-			note(ntSIGINFO, si)
+			note(corefile.NTSiginfo, si)
 		}
 	}
 	nph := 1 + len(segs)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 )
 
 // elfHeaderInfo is what the module map needs from an ELF image's headers.
@@ -66,7 +68,7 @@ func (c *Core) coreBuildID(bias uint64, h elfHeaderInfo) string {
 		}
 		nb := make([]byte, n[1])
 		if _, err := c.ReadMemory(nb, bias+n[0]); err == nil {
-			if id := parseBuildIDNotes(nb); id != "" {
+			if id := corefile.BuildIDFromNotes(nb); id != "" {
 				return id
 			}
 		}
@@ -104,7 +106,7 @@ func (c *Core) buildModules(ctx context.Context) {
 			g.base, g.hasBase = f.Start, true
 		}
 	}
-	entry, hasEntry := c.auxv[atENTRY]
+	entry, hasEntry := c.auxv[corefile.AtEntry]
 	for _, p := range order {
 		if ctx.Err() != nil {
 			return
@@ -127,7 +129,7 @@ func (c *Core) buildModules(ctx context.Context) {
 		}
 		c.Modules = append(c.Modules, m)
 	}
-	if v, ok := c.auxv[atSYSINFOEHDR]; ok && v != 0 {
+	if v, ok := c.auxv[corefile.AtSysinfoEHdr]; ok && v != 0 {
 		// a real vDSO is two pages; anything large is damage
 		if s := c.segFor(v); s != nil && s.filesz > 0 && s.filesz <= 1<<20 && v == s.vaddr {
 			m := &CoreModule{Path: "[vdso]", Start: Addr(s.vaddr), End: Addr(s.vaddr + s.memsz), IsVDSO: true}
@@ -152,7 +154,7 @@ func fileBuildID(ef *elf.File) string {
 		if p.Type == elf.PT_NOTE && p.Filesz > 0 && p.Filesz <= 1<<16 {
 			b := make([]byte, p.Filesz)
 			if _, err := p.ReadAt(b, 0); err == nil {
-				if id := parseBuildIDNotes(b); id != "" {
+				if id := corefile.BuildIDFromNotes(b); id != "" {
 					return id
 				}
 			}
@@ -160,7 +162,7 @@ func fileBuildID(ef *elf.File) string {
 	}
 	if s := ef.Section(".note.gnu.build-id"); s != nil && s.Size <= 1<<16 {
 		if b, err := s.Data(); err == nil {
-			return parseBuildIDNotes(b)
+			return corefile.BuildIDFromNotes(b)
 		}
 	}
 	return ""

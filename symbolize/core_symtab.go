@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 )
 
 // coreLoc is one source location of a core frame: the function and, when
@@ -170,7 +172,7 @@ func findDebugFile(path string, ef *elf.File, buildID string, debugDirs []string
 	if err != nil {
 		return ""
 	}
-	name := cstring(b)
+	name := corefile.CString(b)
 	if name == "" || strings.ContainsRune(name, '/') {
 		return ""
 	}

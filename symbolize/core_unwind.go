@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 	"github.com/crashsig/crashsig/symbolize/internal/unwind"
 )
 
@@ -139,8 +140,8 @@ func (c *Core) unwindAll(ctx context.Context) error {
 // and truncation.
 func (c *Core) unwind(t *CoreThread, maxFrames int) {
 	var regs unwind.Regs
-	for _, m := range amd64DwarfOfPrReg {
-		regs.Set(m.dw, t.regs[m.pr])
+	for _, m := range corefile.DwarfOfPrReg {
+		regs.Set(m.DWARFReg, t.regs[m.PrReg])
 	}
 	u := unwind.Walk(coreProcess{c}, regs, maxFrames)
 	for _, f := range u.Frames {
