@@ -215,6 +215,13 @@ func (in *incident) finish(p *parser) *Crash {
 	if len(in.stacks) == 0 && c.Kind == KindUnknown && !in.hasSig && c.Message == "" && len(c.Formats) == 0 {
 		return nil
 	}
+	if in.abortStackConflict() {
+		n := in.splitAbortDump(p)
+		if done := in.finish(p); done != nil {
+			p.out = append(p.out, done)
+		}
+		return n.finish(p)
+	}
 	for i := 0; i < len(c.Events); i++ {
 		if c.Events[i].Kind == carriedFrame { // handed over but not taken
 			c.Events = append(c.Events[:i:i], c.Events[i+1:]...)

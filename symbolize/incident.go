@@ -64,9 +64,146 @@ type incident struct {
 	split                       *split // where a dump header followed an abort cause
 	assertLine                  bool   // a C assert() message was seen
 	lastKind                    lineKind
-	cutBy                       string   // what closed the incident, when not its own end (EOF, a start marker, the next incident)
-	fatalAt                     glogTime // time of the FATAL line (F3), for the abort dump's `Aborted at`
-	framePrefixed               bool     // the last frame line carried a paste prefix
+	cutBy                       string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
+	fatalAt                     glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
+	framePrefixed               bool       // the last frame line carried a paste prefix
+	abort                       *abortMark // where the dump after an abort cause began
+	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
+}
+
+// abortMark is where the dump that follows an abort cause began (its
+// first header line, or its first frame when it has none), with what the
+// incident held then, so that the dump can be made an incident of its own
+// when its frames show it is another crash's (splitAbortDump).
+type abortMark struct {
+	line   int // first line of the dump
+	saved  Crash
+	stacks int // stacks of the cause
+	notes  int
+	family string
+	pc     Frame
+	split  bool // line is the split point of the dump's header lines
+}
+
+// markAbortDump records where the dump after an abort cause begins: at
+// the split point of its header lines, if any, else at line.
+func (in *incident) markAbortDump(line int) {
+	if in.abort != nil {
+		return
+	}
+	m := &abortMark{line: line, saved: *in.c, stacks: len(in.stacks), notes: len(in.notes), family: in.family, pc: in.pcFrame}
+	if sp := in.split; sp != nil && sp.line < line {
+		m.line, m.saved, m.pc, m.split = sp.line, sp.saved, sp.pcFrame, true
+		m.saved.Formats = in.c.Formats[:sp.formats:sp.formats]
+	}
+	m.saved.Formats = m.saved.Formats[:len(m.saved.Formats):len(m.saved.Formats)]
+	in.abort = m
+}
+
+// abortStackConflict reports whether the dump after an abort cause shows
+// another crash: the cause's stack (a check failure's, a sanitizer's) and
+// the dump's name functions, and none of the cause's is in the dump. The
+// abort dump of a check failure or a sanitizer report repeats the frames
+// of the code that failed; frames of the logging, the handler and libc
+// are not compared, and a dump cut before any other frame tells nothing.
+func (in *incident) abortStackConflict() bool {
+	m := in.abort
+	if m == nil || m.stacks >= len(in.stacks) {
+		return false
+	}
+	cause := map[string]bool{}
+	for _, s := range in.stacks[:m.stacks] {
+		if s.origin != "F3" && s.origin != "F6" {
+			continue
+		}
+		for i := range s.th.Frames {
+			if k := comparableName(&s.th.Frames[i]); k != "" {
+				cause[k] = true
+			}
+		}
+	}
+	if len(cause) == 0 {
+		return false
+	}
+	named := false
+	for _, s := range in.stacks[m.stacks:] {
+		for i := range s.th.Frames {
+			k := comparableName(&s.th.Frames[i])
+			if k == "" {
+				continue
+			}
+			if cause[k] {
+				return false
+			}
+			named = true
+		}
+	}
+	return named
+}
+
+// comparableName is the qualified name of a frame's function for
+// comparing two stacks of one crash, or "" for frames that every abort
+// shares (logging, handlers, libc, runtime) or that print no name.
+func comparableName(f *Frame) string {
+	n := f.Name()
+	if n == "" || isHandlerFrame(n) || strings.HasPrefix(n, "0x") || strings.HasPrefix(n, "?") || strings.HasPrefix(n, "<") {
+		return ""
+	}
+	k := nameKey(n)
+	if k == "" || !strings.Contains(k, "::") || strings.HasPrefix(k, "google::") || strings.HasPrefix(k, "std::") ||
+		strings.HasPrefix(k, "__") || strings.HasPrefix(k, "boost::") || strings.HasPrefix(k, "os::") {
+		return ""
+	}
+	return k
+}
+
+// splitAbortDump makes the dump after an abort cause an incident of its
+// own and returns it; the incident keeps the cause as it was before the
+// dump began.
+func (in *incident) splitAbortDump(p *parser) *incident {
+	m := in.abort
+	c := in.c
+	n := newIncident(p, lineInfo{no: m.line})
+	nc := n.c
+	*nc = *c
+	nc.StartLine = m.line
+	nc.Kind, nc.Message, nc.CheckExpr, nc.ExceptionType, nc.SanitizerBug = KindUnknown, "", "", "", ""
+	nc.Formats = append([]string(nil), c.Formats[len(m.saved.Formats):]...)
+	nc.Trackers = append([]Tracker(nil), c.Trackers[min(len(m.saved.Trackers), len(c.Trackers)):]...)
+	nc.Events = nil
+	var kept []Event
+	for _, e := range c.Events {
+		if e.Line >= m.line {
+			nc.Events = append(nc.Events, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	if m.saved.Corrupted {
+		nc.Corrupted, nc.CorruptedReason = false, ""
+	}
+	n.stacks = in.stacks[m.stacks:]
+	n.cur = n.stacks[len(n.stacks)-1]
+	n.hasSig, n.family, n.sec, n.ended, n.eof, n.cutBy = in.hasSig, in.family, in.sec, in.ended, in.eof, in.cutBy
+	n.pcFrame, n.sigLine, n.interleaved, n.lastIdx = in.pcFrame, in.sigLine, in.interleaved, in.lastIdx
+	n.notes = append([]string(nil), in.notes[m.notes:]...)
+	n.note("the dump after the abort cause at line %d shares no frame with it: another crash", c.StartLine)
+
+	saved := m.saved
+	saved.Events = kept
+	saved.Source, saved.StartLine = c.Source, c.StartLine
+	saved.EndLine = max(c.StartLine, m.line-1)
+	*c = saved
+	in.stacks = in.stacks[:m.stacks]
+	in.cur = nil
+	if len(in.stacks) > 0 {
+		in.cur = in.stacks[len(in.stacks)-1]
+	}
+	in.hasSig, in.family, in.pcFrame, in.ended, in.eof = false, m.family, m.pc, false, false
+	in.notes = in.notes[:m.notes]
+	in.abort = nil
+	in.cutBy = fmt.Sprintf("the dump at line %d, which shares no frame with it", m.line)
+	return n
 }
 
 // carriedFrame is the kind of the Event by which a closed incident hands
@@ -277,6 +414,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			return in.splitAt(p, ln, k, m)
 		}
 		in.sigLine = ln.no
+		if in.isCause() {
+			in.markAbortDump(ln.no)
+		}
 		in.signal(p, m)
 		in.versionOnly = false
 		in.used(ln)
@@ -712,10 +852,16 @@ func (in *incident) closedBy(k lineKind) bool {
 		return c.Version != "" && c.Product == ProductStarRocks
 	case kSRQuery:
 		return c.QueryID != "" || c.FragmentID != ""
-	case kFatal, kCheckHeader, kTerminate, kAsanStart, kTsanStart, kUbsanStart, kJemalloc, kAssert, kJVMStart:
+	case kFatal, kTerminate, kAsanStart, kTsanStart, kUbsanStart, kJemalloc, kAssert, kJVMStart:
 		return in.sec == secHeader && !in.isCause() && (c.Kind == KindUnknown || c.Kind == KindSignal)
 	case kKernelSegv, kKernelTrap:
 		return in.hasFrames()
+	case kCheckHeader:
+		// glog prints the check failure's header before its frames and
+		// before the SIGABRT dump: after a dump's frames it is the next
+		// crash's.
+		return in.sec == secHeader && !in.isCause() && (c.Kind == KindUnknown || c.Kind == KindSignal) ||
+			!in.hasStack("F3") && in.hasDumpFrames()
 	case kGDBCore, kGDBTerminated, kJstackStart, kDorisAPIStart, kDiagGroup:
 		return in.sec == secHeader // a signal dump's header, cut before its frames
 	case kSignal:
@@ -958,6 +1104,14 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			}
 		}
 		if f, ok := p.parseGDBFrame(text); ok {
+			if in.cur != nil && len(in.cur.th.Frames) > 0 && f.Index > 0 && in.gdbOrphan > in.prevNo && f.Index != in.cur.th.Frames[len(in.cur.th.Frames)-1].Index+1 {
+				// gdb numbers the frames of a backtrace one by one and
+				// prints an argument list's continuation only after its
+				// frame: a frame that does not follow, after the
+				// continuation of a frame that is not there, starts
+				// another paste (cut inside a frame).
+				return false
+			}
 			switch {
 			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "" && (sameGDBFrame(in.cur.th.Frames[0], f) || sameGDBFunction(in.cur.th.Frames[0], f)):
 				// gdb prints the stop location (#0) when it loads the core,
@@ -1061,6 +1215,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		return false
 	}
 	in.gap++
+	if in.sec == secGDB && k == kOther && (text[0] == ' ' || text[0] == '\t') && openParens(text) < 0 {
+		in.gdbOrphan = ln.no // the end of an argument list whose frame is not here
+	}
 	if in.sec == secBoost || in.sec == secGlog || in.sec == secCheck {
 		in.interleaved++
 	}
@@ -1215,6 +1372,9 @@ func (in *incident) boostFrame(p *parser, f Frame, ln lineInfo) bool {
 		// Headerless boost dump (the paste starts at the frames).
 		if f.Index != 0 && in.cur == nil {
 			in.note("dump starts at frame %d", f.Index)
+		}
+		if in.isCause() && !in.hasSig {
+			in.markAbortDump(ln.no)
 		}
 		in.sec = secBoost
 		in.family = "F1"
@@ -1533,7 +1693,7 @@ func mayContinue(prev, next string) bool {
 // causeKinds are the lines that start an abort cause, with the kind of
 // crash they start.
 var causeKinds = map[lineKind]Kind{
-	kFatal: KindCheck, kTerminate: KindTerminate, kWhat: KindTerminate,
+	kFatal: KindCheck, kCheckHeader: KindCheck, kTerminate: KindTerminate, kWhat: KindTerminate,
 	kAsanStart: KindSanitizer, kTsanStart: KindSanitizer, kUbsanStart: KindSanitizer,
 	kAssert: KindAssert, kJVMStart: KindJVM, kJVMOOM: KindJVM,
 }
