@@ -86,4 +86,60 @@
 // from delve's pkg/dwarf/frame through signal frames, and returns the same
 // Crash model. SYMBOLIZER.md and CORES.md beside this file hold the design
 // notes and measurements.
+//
+// # Internal packages
+//
+// Issue 17 cut the symbolizer and the core reader into packages by
+// concept under internal/; this package keeps the public face (the crash
+// model, Scanner, Binary, Core, SymbolizeInPlace, RecoverBias, Demangle)
+// and the glue. Imports point down only:
+//
+//	                    symbolize  (public face + scanner, for now)
+//	 binary.go resolve.go │ core.go core_unwind.go core_*.go demangle.go
+//	      ┌───────────────┼──────────────┬──────────────┬──────────────┐
+//	      ▼               ▼              ▼              ▼              ▼
+//	internal/dwarfindex   │        internal/unwind  internal/corefile  internal/itanium
+//	DWARF units, DIEs,    │        CFI (delve's     core notes,        Itanium demangler
+//	lines, names, split   │        frame, op),      prstatus, siginfo, fast path
+//	DWARF, inline chains  │        .eh_frame_hdr,   NT_FILE, build-id
+//	      │               │        FP, signal       notes, registers
+//	      ▼               ▼        frames
+//	     internal/elfimage
+//	     mapped ELF: sections, compression, build-id, debuglink,
+//	     debug-file lookup, symbol table
+//
+// No internal package imports symbolize or a sibling other than the one
+// drawn (dwarfindex → elfimage); unwind and corefile import no package of
+// the module. Each has a doc comment with its contract, its own tests and
+// a fuzz target for the bytes it reads (FuzzImage, FuzzIndex, FuzzCFI and
+// FuzzWalk, FuzzNotes). Their sentinel errors carry this package's texts;
+// errors.go attaches this package's sentinels at the API boundary, so
+// errors.Is works with the documented names and no message changed.
+//
+// What stays here and why: the public types of the core reader (Core,
+// CoreModule, CoreThread, CoreFrame, SigInfo, PsInfo, CrashInfo) and the
+// glue that fills them (core.go reads the program headers and notes into
+// them, core_modules.go matches module files by build-id, core_crash.go
+// picks the crashing thread, core_symtab.go and core_dwarf.go symbolize
+// frames through Binary) — moving that glue needs either the public types
+// in a lower package (aliases here would change go doc) or a mirror of
+// each type; neither was in issue 17's scope of an unchanged API.
+//
+// The scanner (scan.go, lines.go, incident.go, finish.go, format*.go,
+// prefilter*.go, frames.go, regexp.go) is the next move, planned as
+// internal/scan. It builds *Crash values, so it can only move below this
+// package together with the crash model (model.go: Crash, Thread, Frame,
+// Kind, Product, Addr…): the model would go to a package both can import
+// and symbolize would re-declare it, which changes go doc output (type
+// aliases) — a decision for its own issue. Planned exports of
+// internal/scan: Scanner (New, Next, NextContext, All, Close), Options
+// (today's ScanOptions), ParseAll, the format tables (Formats, one file
+// per family) and the frame-line parsers (boost, glog "@", sanitizer, gdb,
+// Java); Demangle and IsMangled stay here (the scanner would take a demangling
+// function, as dwarfindex does). Measured coupling (issue 17, with the
+// tool that made these moves): the scanner files use the model's types
+// (Crash, Thread, Frame, Event, Addr and their fields) and the Demangler;
+// outside them only core_crash.go uses a scanner name (productFromFrames,
+// which the scan package would export as ProductFromFrames), besides the
+// scanner's own tests.
 package symbolize
