@@ -51,6 +51,7 @@ type compiledRule struct {
 	files, modules, types       []int32
 	threads                     []glob
 	queryID                     uint8 // bit set of queryIDBit; 0 = any
+	tabletID                    uint8 // bit set of tabletIDBit; 0 = any
 	weight                      float64
 	namesOnly                   bool // frames globs only on the frame's own name
 }

@@ -320,6 +320,13 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "query_id %q: want present, zero or absent", q)
 				}
 			}
+		case "tablet_id":
+			r.TabletID = d.strs(v, f)
+			for i, q := range r.TabletID {
+				if q != QueryIDPresent && q != QueryIDZero && q != QueryIDAbsent {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "tablet_id %q: want present, zero or absent", q)
+				}
+			}
 		case "weight":
 			r.Weight = d.float(v, f)
 			if r.Weight <= 0 || r.Weight > 1 {
@@ -348,7 +355,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -364,8 +371,8 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		d.errf(n, field+".area", ErrMissing, "missing area")
 	}
 	frameLevel := len(r.Frames) > 0 || len(r.Files) > 0 || len(r.Modules) > 0 || len(r.Types) > 0
-	if !frameLevel && len(r.Threads) == 0 && len(r.QueryID) == 0 {
-		d.errf(n, field+".frames", ErrMissing, "a path rule needs frames, files, modules or types (or threads or query_id for a weak rule)")
+	if !frameLevel && len(r.Threads) == 0 && len(r.QueryID) == 0 && len(r.TabletID) == 0 {
+		d.errf(n, field+".frames", ErrMissing, "a path rule needs frames, files, modules or types (or threads, query_id or tablet_id for a weak rule)")
 	}
 	if !frameLevel && (len(r.Callers) > 0 || len(r.NotCallers) > 0) {
 		d.errf(n, field+".callers", ErrInvalid, "callers and not_callers need frames, files, modules or types to be deeper than")

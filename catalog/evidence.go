@@ -113,6 +113,18 @@ func queryIDState(crash *symbolize.Crash) string {
 	return QueryIDPresent
 }
 
+// tabletIDState classifies the Doris `*** tablet id: <n> ***` header field.
+func tabletIDState(crash *symbolize.Crash) string {
+	t := strings.TrimSpace(crash.TabletID)
+	switch {
+	case t == "":
+		return QueryIDAbsent
+	case strings.Trim(t, "0") == "":
+		return QueryIDZero
+	}
+	return QueryIDPresent
+}
+
 // lambdaOwner returns A::f for a normalized lambda frame A::f::{lambda}
 // (nested lambdas included), or "".
 func lambdaOwner(name string) string {

@@ -287,7 +287,7 @@ func LintWarnings(ctx context.Context, files []*File, opts LintOptions) Errors {
 			for _, cr := range crashes {
 				sig := signature.Generate(cr)
 				sv := c.view(cr, Frames(cr), sig)
-				qbit := queryIDBit(queryIDState(cr))
+				qbit := idBits(cr)
 				var ids map[string]bool
 				for _, s := range subs {
 					if s.rule >= 0 {

@@ -69,6 +69,12 @@ type PathRule struct {
 	// (Frames, Files, Modules, Types) nor Threads is an id rule: it applies
 	// only when no frame rule and no thread rule matched.
 	QueryID []string `json:"query_id,omitempty"`
+	// TabletID lists the tablet id states (present, zero, absent) under
+	// which the rule holds: Doris prints `*** tablet id: <n> ***`, the last
+	// tablet this thread compacted, flushed or schema-changed (a
+	// thread-local never reset; be-code-paths.md 8.2 and 9). Like QueryID, a
+	// condition on any rule, and alone (with QueryID) it makes an id rule.
+	TabletID []string `json:"tablet_id,omitempty"`
 	// Weight (default 1) multiplies the weight of the evidence kind that
 	// matched; the product is the verdict's path confidence (CATALOG.md).
 	Weight float64 `json:"weight,omitempty"`

@@ -250,6 +250,20 @@ const (
 	qAbsent
 )
 
+// tabletIDBit is the tablet id state's bit, above the query id bits.
+func tabletIDBit(state string) uint8 { return queryIDBit(state) << 3 }
+
+// idBits are the crash's query id and tablet id states as one bit set.
+func idBits(crash *symbolize.Crash) uint8 {
+	return queryIDBit(queryIDState(crash)) | tabletIDBit(tabletIDState(crash))
+}
+
+// idsHold reports whether the rule's query id and tablet id conditions
+// hold for the crash's id bits.
+func (cr *compiledRule) idsHold(bits uint8) bool {
+	return (cr.queryID == 0 || cr.queryID&bits != 0) && (cr.tabletID == 0 || cr.tabletID&bits != 0)
+}
+
 func queryIDBit(state string) uint8 {
 	switch state {
 	case QueryIDPresent:
@@ -275,6 +289,9 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	for _, q := range r.QueryID {
 		cr.queryID |= queryIDBit(q)
 	}
+	for _, q := range r.TabletID {
+		cr.tabletID |= tabletIDBit(q)
+	}
 	for _, t := range r.Threads {
 		if g, err := compileGlob(t); err == nil {
 			cr.threads = append(cr.threads, g)
@@ -299,7 +316,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 		switch {
 		case len(cr.threads) > 0:
 			c.weak = append(c.weak, i)
-		case cr.queryID != 0:
+		case cr.queryID != 0 || cr.tabletID != 0:
 			c.idRules = append(c.idRules, i)
 		}
 	}
@@ -316,7 +333,7 @@ type ruleHold struct {
 // evidence that made it hold, or at = -1.
 func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 	cr := &c.crules[i]
-	if cr.queryID != 0 && cr.queryID&qstate == 0 {
+	if !cr.idsHold(qstate) {
 		return ruleHold{at: -1}
 	}
 	if len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
@@ -409,7 +426,7 @@ func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) 
 
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
 	qs := queryIDState(crash)
-	qbit := queryIDBit(qs)
+	qbit := idBits(crash)
 	best := -1
 	var bestHold ruleHold
 	bestW := 0.0
@@ -430,7 +447,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	}
 	for _, ri := range c.universal {
 		cr := &c.crules[ri]
-		if cr.queryID != 0 && cr.queryID&qbit == 0 || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
+		if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 			continue
 		}
 		for at := sv.start; at < len(sv.frames); at++ {
@@ -453,7 +470,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			}
 			ri := int(o.idx)
 			cr := &c.crules[ri]
-			if cr.queryID != 0 && cr.queryID&qbit == 0 || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
+			if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 				state[ri] = 2 // never holds
 				continue
 			}
@@ -527,7 +544,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		wb := -1
 		for _, i := range c.weak {
 			cr := &c.crules[i]
-			if cr.queryID != 0 && cr.queryID&qbit == 0 {
+			if !cr.idsHold(qbit) {
 				continue
 			}
 			for _, g := range cr.threads {
@@ -547,7 +564,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	}
 	ib := -1
 	for _, i := range c.idRules {
-		if c.crules[i].queryID&qbit != 0 && (ib < 0 || better(&c.rules[i], -1, 0, &c.rules[ib], -1, 0)) {
+		if c.crules[i].idsHold(qbit) && (ib < 0 || better(&c.rules[i], -1, 0, &c.rules[ib], -1, 0)) {
 			ib = i
 		}
 	}
@@ -556,7 +573,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
 		w := weightQueryID * c.crules[ib].weight
 		v.PathConfidence = confidenceOf(w)
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): query id %s (%q) and no frame or thread rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), qs, strings.TrimSpace(crash.QueryID), w, v.PathConfidence, r.Why))
+		ids := fmt.Sprintf("query id %s (%q)", qs, strings.TrimSpace(crash.QueryID))
+		if c.crules[ib].tabletID != 0 {
+			ids += fmt.Sprintf(", tablet id %s (%q)", tabletIDState(crash), strings.TrimSpace(crash.TabletID))
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): %s and no frame or thread rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), ids, w, v.PathConfidence, r.Why))
 		return
 	}
 	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow

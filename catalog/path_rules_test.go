@@ -112,6 +112,50 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 	}
 }
 
+// TestTabletIDRules: the Doris tablet id header (be-code-paths.md 8.2, 9)
+// is id evidence: with a task id a load's flush, with Query id 0-0 a
+// compaction or schema change; a frame rule still decides first.
+func TestTabletIDRules(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	fr := func(names ...string) []symbolize.Frame {
+		out := make([]symbolize.Frame, len(names))
+		for i, n := range names {
+			out[i] = symbolize.Frame{Function: n}
+		}
+		return out
+	}
+	cases := []struct {
+		name, query, tablet string
+		frames              []symbolize.Frame
+		path                Path
+		area                string
+	}{
+		{name: "Doris tablet id with a task id: a load's memtable flush", query: "1-2", tablet: "10086",
+			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathLoad, area: "memtable-flush"},
+		{name: "Doris tablet id with Query id 0-0: compaction or schema change", query: "0-0", tablet: "10086",
+			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathBackground, area: "compaction-or-schema-change"},
+		{name: "Doris tablet id 0 changes nothing", query: "1-2", tablet: "0",
+			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathQuery, area: "unplaced"},
+		{name: "a frame rule still beats the tablet id", query: "1-2", tablet: "10086",
+			frames: fr("doris::vectorized::HashJoinNode::_probe(doris::RuntimeState*)"), path: PathQuery, area: "join"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &symbolize.Crash{QueryID: tc.query, TabletID: tc.tablet, Threads: []symbolize.Thread{{Crashed: true, Frames: tc.frames}}}
+			v := c.Classify(cr, signature.Signature{})
+			ev := strings.Join(v.Evidence, "\n")
+			assert.Equal(t, tc.path, v.Path, ev)
+			assert.Equal(t, tc.area, v.Area, ev)
+		})
+	}
+	cr := &symbolize.Crash{QueryID: "0-0", TabletID: "10086", Threads: []symbolize.Thread{{Crashed: true, Frames: fr("memcpy")}}}
+	v := c.Classify(cr, signature.Signature{})
+	assert.Equal(t, PathBackground, v.Path)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), `tablet id present ("10086")`)
+	assert.Equal(t, ConfidenceLow, v.PathConfidence)
+}
+
 // TestNamesOnly: a names_only rule holds on the frame's own name, not on a
 // lambda owner or a template type, while its other globs keep working.
 func TestNamesOnly(t *testing.T) {
