@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -361,4 +362,76 @@ func TestEqualModDigits(t *testing.T) {
 		require.Equal(t, want, equalModDigits(a, b), "%q %q", a, b)
 	}
 	require.Greater(t, same, 10000)
+}
+
+// TestHeaderlessStartBytes: every unrecognized line that startsIncident
+// lets open an incident begins with one of headerlessStartBytes (inertKind
+// does not ask startsIncident about the others).
+func TestHeaderlessStartBytes(t *testing.T) {
+	p := &parser{}
+	p.init(ScanOptions{})
+	r := rand.New(rand.NewPCG(8, 1))
+	starts := 0
+	for _, data := range prefilterInputs(t) {
+		for _, l := range strings.Split(string(data)+"\n"+string(mutate(r, data)), "\n") {
+			for _, v := range []string{l, strings.TrimLeft(l, " \t>"), strings.TrimLeft(l, " \t0123456789:.-")} {
+				if k, _ := p.classify(v); k != kOther || !startsIncident(kOther, v, p) {
+					continue
+				}
+				starts++
+				tr := trimBlanks(v)
+				require.True(t, tr != "" && strings.IndexByte(headerlessStartBytes, tr[0]) >= 0, "startsIncident opens an incident at %q", v)
+			}
+		}
+	}
+	require.Greater(t, starts, 100, "headerless starts seen")
+}
+
+// TestBinaryLines: the scan's early stop agrees with isBinary; a NUL run
+// before a dump on the same line still gives the crash; junk lines between
+// incidents are skipped (no context event from bytes that happen to spell
+// one) and the scanner stays equivalent with and without the prefilter.
+func TestBinaryLines(t *testing.T) {
+	pf := newPrefilter(allRules)
+	r := rand.New(rand.NewPCG(4, 4))
+	bins := 0
+	for range 20000 {
+		b := make([]byte, r.IntN(300))
+		for i := range b {
+			if r.IntN(3) == 0 {
+				b[i] = byte(r.Uint32())
+			} else {
+				b[i] = "abc :*#@&\t"[r.IntN(10)]
+			}
+		}
+		s := string(b)
+		want := isBinary(s)
+		if want {
+			bins++
+		}
+		assert.Equal(t, want, pf.scanFrom(s, false)&hitBinary != 0, "%q", s)
+		assert.Equal(t, want, pf.scan(s)&hitBinary != 0, "%q", s)
+		assert.Equal(t, pf.scan(s)&^hitBinary, pf.scanFrom(s, true)&^hitBinary)
+	}
+	require.Greater(t, bins, 1000)
+	require.False(t, isBinary("\x1b[32mINFO\x1b[0m\tcolour\r\f"))
+
+	nul := strings.Repeat("\x00", 5000)
+	dump := nul + tailDump
+	for _, filtered := range []bool{true, false} {
+		got := parseWith(t, []byte(dump), ScanOptions{}, filtered)
+		assert.Contains(t, got, `"SIGSEGV"`, "the dump after the NUL run (filtered %v)", filtered)
+	}
+	junk := nul + "Segmentation fault\n" + nul + " tcmalloc: large alloc\n" + tailDump
+	cs, err := ParseAll(context.Background(), strings.NewReader(junk), ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	assert.Empty(t, cs[0].Events, "no context event from junk lines")
+	require.Equal(t, parseWith(t, []byte(junk), ScanOptions{}, false), parseWith(t, []byte(junk), ScanOptions{}, true))
+	bin := make([]byte, 1<<20)
+	for i := range bin {
+		bin[i] = byte(r.Uint32())
+	}
+	bin = append(bin, tailDump...)
+	require.Equal(t, parseWith(t, bin, ScanOptions{}, false), parseWith(t, bin, ScanOptions{}, true))
 }
