@@ -378,6 +378,9 @@ func (p *parser) physical(b []byte, truncated bool) {
 			// Equal to the line before but for its digits: the same
 			// anchors (they have no digits), and nothing to learn.
 			hits, scanned, same = p.pfx.prevHits, true, true
+		case strings.IndexByte(view, 0) >= 0:
+			// A NUL alone makes junk (binaryWeight); found at memory speed.
+			bin, scanned = true, true
 		default:
 			hits, scanned = p.pf.scanFrom(view, false), true
 			bin = hits&hitBinary != 0
