@@ -3,7 +3,9 @@ package signature
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,6 +200,71 @@ func TestOneKey(t *testing.T) {
 					})
 				}
 			})
+		}
+	}
+}
+
+// TestOneKeyKernelLine: the kernel's `segfault at … ip … in
+// onekey_BUILD[base+size]` line (dmesg, journal) before a dump of bare
+// addresses or module offsets is the crash's event, and its mapping gives
+// the load bias of the PIE, so that the dump resolves with the binary
+// alone (crashsig --binary, no --bias) to the core's key.
+func TestOneKeyKernelLine(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, build := range []string{"pie", "nopie"} {
+		binPath := gunzipFile(t, filepath.Join(onekeyDir, "bin", "onekey_"+build+".gz"), filepath.Join(dir, "onekey_"+build))
+		bin, err := symbolize.OpenBinary(binPath, symbolize.BinaryOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() { bin.Close() })
+		ef, err := elf.Open(binPath)
+		require.NoError(t, err)
+		t.Cleanup(func() { ef.Close() })
+		var start, end uint64 // the executable segment, page-rounded
+		for _, p := range ef.Progs {
+			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+				start, end = p.Vaddr&^0xfff, (p.Vaddr+p.Memsz+0xfff)&^0xfff
+			}
+		}
+		require.NotZero(t, end)
+		for _, mode := range []string{"null", "lambda"} { // the kernel prints no segfault line for SIGABRT
+			name := build + "-" + mode
+			var meta struct {
+				onekeyMeta
+				SiAddr uint64 `json:"si_addr"`
+				TID    int64  `json:"tid"`
+				Frames []struct {
+					PC uint64 `json:"pc"`
+				} `json:"frames"`
+			}
+			mb, err := os.ReadFile(filepath.Join(onekeyDir, "meta", name+".json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(mb, &meta))
+			base := start
+			if build == "pie" {
+				base += meta.ExeBias
+			}
+			kernel := fmt.Sprintf("[ 8123.456789] onekey_%s[%d]: segfault at %x ip %016x sp 00007ffd6baf1160 error 4 in onekey_%s[%x+%x]\n",
+				build, meta.TID, meta.SiAddr, meta.Frames[0].PC, build, base, end-start)
+			for _, kind := range []string{"boost-addrs", "glog07-offsets"} {
+				t.Run(name+"/"+kind, func(t *testing.T) {
+					text, err := os.ReadFile(filepath.Join(onekeyDir, "texts", name+"."+kind+".txt"))
+					require.NoError(t, err)
+					c := onekeyIncident(t, append([]byte(kernel), text...), name+" "+kind)
+					require.NotEmpty(t, symbolize.KernelMappings(c), "the kernel line is an event of the incident: %+v", c.Events)
+					rep, err := symbolize.SymbolizeInPlace(ctx, c, symbolize.Module{Binary: bin, Name: "onekey_" + build})
+					require.NoError(t, err)
+					s := Generate(c)
+					assert.Equal(t, onekeyKeys[mode], s.Key, "%s:\n%s", kind, strings.Join(s.Trace, "\n"))
+					assert.False(t, c.Corrupted, c.CorruptedReason)
+					if build == "pie" && kind == "boost-addrs" {
+						// Bare addresses name no offset: the bias is the kernel line's.
+						est := rep.Biases["onekey_pie"]
+						assert.Equal(t, "kernel-line", est.Source)
+						assert.Equal(t, meta.ExeBias, est.Bias)
+					}
+				})
+			}
 		}
 	}
 }

@@ -724,7 +724,10 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			return true
 		}
 		in.kernel(k, m)
-		in.used(ln)
+		// The line itself is an event too, as when it follows a dump: its
+		// mapping (`in starrocks_be[55d0c0a00000+4000]`) gives the load
+		// bias of a PIE (KernelMappings).
+		in.event(ln, "kernel", text)
 		in.sec = secDone
 		return true
 
