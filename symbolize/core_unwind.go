@@ -144,6 +144,7 @@ func (c *Core) unwind(t *CoreThread, maxFrames int) {
 		regs.Set(m.DWARFReg, t.regs[m.PrReg])
 	}
 	u := unwind.Walk(coreProcess{c}, regs, maxFrames)
+	t.Frames = make([]CoreFrame, 0, len(u.Frames))
 	for _, f := range u.Frames {
 		cf := CoreFrame{PC: Addr(f.PC), SP: Addr(f.SP), Exact: f.Exact, SignalTrampoline: f.SignalTrampoline, Method: frameMethods[f.Method]}
 		if f.Module >= 0 {

@@ -77,13 +77,8 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	if b.dw != nil {
 		// The outermost frame is renamed from the symbol table below, so
 		// its DWARF name need not be demangled.
-		var buf [16]dwarfindex.Frame
-		var frames []dwarfindex.Frame
-		frames, err = b.dw.Lookup(buf[:0], pc, b.demangle, opts.NoDemangle, symName != "")
+		dst, err = dwarfindex.Append(b.dw, dst, pc, b.demangle, opts.NoDemangle, symName != "", locationOf)
 		err = publicErr(err)
-		for _, f := range frames {
-			dst = append(dst, Location{Function: f.Function, Linkage: f.Linkage, File: f.File, Line: f.Line, Column: f.Column})
-		}
 	}
 	if len(dst) == start {
 		if symName == "" {
@@ -112,4 +107,10 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 		}
 	}
 	return dst, err
+}
+
+// locationOf is the Location of a DWARF frame (the symbol-table fields are
+// filled by AppendLookup).
+func locationOf(f dwarfindex.Frame) Location {
+	return Location{Function: f.Function, Linkage: f.Linkage, File: f.File, Line: f.Line, Column: f.Column}
 }
