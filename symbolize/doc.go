@@ -27,7 +27,11 @@
 //     is recorded in Crash.Notes);
 //  2. an idle pre-filter: ordinary glog lines — most of a be.out or
 //     be.INFO — are recognized without a regular expression and skipped
-//     unless they are FATAL or the startup version banner;
+//     unless they are FATAL or the startup version banner; any other line
+//     between incidents goes through one literal scan for the anchors of
+//     every rule (prefilter.go: derived from the tables, so a new entry is
+//     covered), and a line holding none is skipped without running a rule;
+//     binary junk (NUL runs, control bytes) is recognized on the way;
 //  3. classification against declarative format tables, one per family:
 //     F1 Doris boost::stacktrace dumps, F2 glog signal dumps with the
 //     StarRocks preamble, F3 Check failures, F4 terminate, F5 JVM hs_err,
