@@ -99,8 +99,9 @@ func normalizeOnce(name string, java bool) string {
 	return bound(out)
 }
 
-// finish applies the component rules shared by both readers: lambda forms,
-// closure call operators, Markdown repair.
+// finish applies signature's rules to the components cxxname.Parts read
+// (from a mangled or a printed name alike): clone suffixes and symbol
+// versions, lambda forms, closure call operators, Markdown repair.
 func finish(parts []string) string {
 	if len(parts) == 1 && parts[0] == "operator()" {
 		// gdb names a lambda's body by its DWARF name alone, a bare
