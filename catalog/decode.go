@@ -632,6 +632,11 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 	} else if !strong {
 		d.errf(n, field, ErrInvalid, "kind, callers, near, any_thread, fault and attrs alone would match far too much: add frames, anchor, message, check, exception, key or threads")
 	}
+	if m.Fault == FaultNull && m.Kind != "" {
+		if g, err := compileGlob(m.Kind); err == nil && !g.match("SIGSEGV") {
+			d.errf(n, field+".fault", ErrInvalid, "fault null needs a SIGSEGV (the fault=null attribute is only set on one): kind %q can never have it", m.Kind)
+		}
+	}
 	if len(m.Near) > 0 && len(m.Frames) == 0 && m.Anchor == "" {
 		d.errf(n, field+".near", ErrInvalid, "near needs an anchor (or frames) to be near")
 	}

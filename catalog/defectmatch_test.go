@@ -82,6 +82,7 @@ func TestDefectFaultDecodeErrors(t *testing.T) {
 		"fault alone":         "fault: null",
 		"attrs alone":         `attrs: ["fault=null"]`,
 		"bad attrs glob":      "anchor: \"a\"\n        attrs: [\"a**\"]",
+		"null on an abort":    "anchor: \"a\"\n        kind: \"SIGABRT\"\n        fault: null",
 	} {
 		y := "schema: 1\nrevision: r\ndefects:\n  - id: SR-1-x\n    product: starrocks\n    title: t\n    match:\n      - " + m + "\n    links: [\"https://e.com/1\"]\n    tests: [\"t.txt\"]\n"
 		_, err := Parse("bad.yaml", []byte(y))
