@@ -88,6 +88,10 @@ type prefilter struct {
 	// under a chosen byte.
 	tab   [256]uint8
 	cands [256][]pfCand
+	// next[c] is the set of bytes that may follow a chosen byte c in one
+	// of its literals (all bytes when c ends one): most chosen bytes met
+	// in a line are then dismissed with one more lookup.
+	next [256][4]uint64
 	lits  []pfCand // every scan literal, for tests and docs
 	// always are the bits of contains rules without a digit-free literal:
 	// they run on every line.
@@ -175,6 +179,12 @@ func (pf *prefilter) addLit(lit string, bits scanHits) {
 	}
 	cand := pfCand{lit: lit, off: best, bits: bits}
 	pf.cands[c] = append(pf.cands[c], cand)
+	if best+1 < len(lit) {
+		nb := lit[best+1]
+		pf.next[c][nb>>6] |= 1 << (nb & 63)
+	} else {
+		pf.next[c] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
 	pf.lits = append(pf.lits, cand)
 }
 
@@ -240,7 +250,7 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 		}
 		for j := i; j < i+8; j++ {
 			if v := tab[s[j]]; v != 0 {
-				if v&pfCandByte != 0 {
+				if v&pfCandByte != 0 && pf.follows(s, j) {
 					h |= pf.verify(s, j)
 				}
 				if w += int(v &^ pfCandByte); w >= binaryLimit && !full {
@@ -251,7 +261,7 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 	}
 	for ; i < len(s); i++ {
 		if v := tab[s[i]]; v != 0 {
-			if v&pfCandByte != 0 {
+			if v&pfCandByte != 0 && pf.follows(s, i) {
 				h |= pf.verify(s, i)
 			}
 			if w += int(v &^ pfCandByte); w >= binaryLimit && !full {
@@ -263,6 +273,16 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 		h |= hitBinary
 	}
 	return h
+}
+
+// follows reports whether the byte after s[i] may follow it in one of the
+// literals chosen under s[i] (at the end of s: yes).
+func (pf *prefilter) follows(s string, i int) bool {
+	if i+1 >= len(s) {
+		return true
+	}
+	nb := s[i+1]
+	return pf.next[s[i]][nb>>6]&(1<<(nb&63)) != 0
 }
 
 // verify checks the literals whose chosen byte is at s[i].
