@@ -92,7 +92,7 @@ type prefilter struct {
 	// of its literals (all bytes when c ends one): most chosen bytes met
 	// in a line are then dismissed with one more lookup.
 	next [256][4]uint64
-	lits  []pfCand // every scan literal, for tests and docs
+	lits []pfCand // every scan literal, for tests and docs
 	// always are the bits of contains rules without a digit-free literal:
 	// they run on every line.
 	always scanHits
