@@ -232,6 +232,9 @@ func (in *incident) finish(p *parser) *Crash {
 	in.decideProduct(p)
 	in.decideKind()
 	in.checkDamage()
+	if !in.finishFragment() {
+		return nil
+	}
 	c.Notes = in.notes
 	if c.Threads == nil {
 		c.Threads = []Thread{}
@@ -251,6 +254,26 @@ func (in *incident) chooseThreads(p *parser) {
 		in.dropGDBStopFrames()
 		// Every stack is a thread; gdb marks the crashing one.
 		crashed := -1
+		if in.hasStack("coredump") {
+			// systemd-coredump prints the thread that dumped first; the
+			// kernel line's one frame is that thread's #0.
+			kept := in.stacks[:0]
+			var kernel *stack
+			for _, s := range in.stacks {
+				if s.origin == "kernel" {
+					kernel = s
+					continue
+				}
+				if kernel != nil && s.origin == "coredump" && s.th.ID == kernel.th.ID && s.th.Name == "" {
+					s.th.Name = kernel.th.Name // the kernel line names the thread (its comm)
+				}
+				if s.origin == "coredump" && crashed < 0 {
+					crashed = len(kept)
+				}
+				kept = append(kept, s)
+			}
+			in.stacks = kept
+		}
 		for i, s := range in.stacks {
 			if in.gdbCur != 0 && s.th.ID == in.gdbCur {
 				crashed = i

@@ -62,6 +62,9 @@ const (
 	kDiagGroup
 	kDiagFrame
 	kDiagEnd
+	kCoredumpStart  // systemd-coredump: Process N (comm) of user U dumped core
+	kCoredumpThread // systemd-coredump: Stack trace of thread N:
+	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an
@@ -138,7 +141,7 @@ func (rs *ruleSet) match(text, trimmed string, tryContains bool) (*lineRule, []s
 }
 
 // allRules is the union of the per-family tables (format_*.go).
-var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, miscRules)
+var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules)
 
 // glogLine recognizes the glog prefix of §1.3 without a regular expression:
 // severity, MMDD or YYYYMMDD, time, optional zone, thread id, file:line].

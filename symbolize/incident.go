@@ -25,6 +25,7 @@ const (
 	secJstack            // Java thread dump
 	secDorisAPI          // Doris /api/stack_trace
 	secDiag              // StarRocks DIAGNOSE all-threads dump
+	secCoredump          // systemd-coredump stack traces
 	secDone              // dump complete: only trailing extras are accepted
 )
 
@@ -69,6 +70,7 @@ type incident struct {
 	framePrefixed               bool       // the last frame line carried a paste prefix
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
+	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 }
 
 // abortMark is where the dump that follows an abort cause began (its
@@ -329,7 +331,7 @@ func (in *incident) gapLimit() int {
 		return 400
 	case secSanTail:
 		return 60
-	case secGDB:
+	case secGDB, secCoredump:
 		return 40
 	case secJstack:
 		return 60
@@ -780,6 +782,46 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 		return false
 
+	case kCoredumpStart:
+		if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown && !in.kernelOpened() && in.sec != secCoredump {
+			return false
+		}
+		if sig := coredumpSignal(m[4], m[5]); sig != "" {
+			if in.kernelOpened() && c.Signal != "" && c.Signal != sig {
+				return false // not the crash the kernel line reported
+			}
+			c.Signal = sig
+		}
+		in.coredumpStart(m)
+		in.used(ln)
+		return true
+
+	case kCoredumpSignal:
+		if in.sec != secCoredump || in.hasDumpFrames() {
+			return false
+		}
+		c.Signal = coredumpSignal(m[1], m[2])
+		in.used(ln)
+		return true
+
+	case kCoredumpThread:
+		if in.sec != secCoredump {
+			if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown && !in.kernelOpened() {
+				return false
+			}
+			in.coredumpStart(nil)
+		}
+		if len(in.stacks) >= p.opts.MaxThreads {
+			in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+			in.cur = &stack{}
+			in.used(ln)
+			return true
+		}
+		s := in.newStack("coredump", 1)
+		s.th.ID, _ = strconv.ParseInt(m[1], 10, 64)
+		in.used(ln)
+		return true
+
 	case kDorisAPIStart:
 		if in.c.Kind != KindUnknown || in.hasSig {
 			return false
@@ -867,6 +909,8 @@ func (in *incident) closedBy(k lineKind) bool {
 			!in.hasStack("F3") && in.hasDumpFrames()
 	case kGDBCore, kGDBTerminated, kJstackStart, kDorisAPIStart, kDiagGroup:
 		return in.sec == secHeader // a signal dump's header, cut before its frames
+	case kCoredumpStart:
+		return in.sec == secHeader || in.sec == secCoredump && in.hasDumpFrames()
 	case kSignal:
 		// A signal line comes before its frames: after another dump's
 		// frames it starts the next incident, unless it is the abort dump
@@ -1142,6 +1186,19 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.used(ln)
 			return true
 		}
+	case secCoredump:
+		if f, ok := p.parseCoredumpFrame(text); ok {
+			if in.cur == nil || in.cur.origin != "coredump" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
+				in.newStack("coredump", 1) // a thread whose header line is missing
+			}
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "Module ") || strings.HasPrefix(t, "Metadata for module ") ||
+			strings.HasPrefix(t, "ELF object binary architecture:") {
+			in.used(ln) // the module list after the traces
+			return true
+		}
 	case secDorisAPI:
 		if f, ok := p.parseBoostFrame(text); ok && in.cur != nil {
 			in.addFrame(p, f, ln)
@@ -1154,6 +1211,16 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		}
 		in.used(ln)
 		return true
+	}
+	// systemd-coredump frames without their `Stack trace of thread` line,
+	// alone or after the kernel line.
+	if (in.sec == secNone || in.kernelOpened() && !in.hasDumpFrames()) && !in.hasSig && (in.c.Kind == KindUnknown || in.kernelOpened()) {
+		if f, ok := p.parseCoredumpFrame(text); ok && f.Index == 0 {
+			in.coredumpStart(nil)
+			in.newStack("coredump", 1)
+			in.addFrame(p, f, ln)
+			return true
+		}
 	}
 	// gdb frames may also start a gdb section inside a paste without headers.
 	if in.sec == secNone || in.sec == secCause || in.sec == secHeader {
@@ -1816,4 +1883,26 @@ func (t glogTime) near(at time.Time) bool {
 		}
 	}
 	return false
+}
+
+// coredumpStart enters a systemd-coredump report; m are the submatches of
+// its `Process N (comm) … dumped core` line, or nil when the report starts
+// at a thread's stack.
+func (in *incident) coredumpStart(m []string) {
+	c := in.c
+	in.addFormat("F7")
+	in.sec = secCoredump
+	in.cur = nil
+	if c.Kind == KindUnknown {
+		c.Kind = KindSignal // systemd-coredump runs for a signal that dumps core
+	}
+	if m != nil && m[1] != "" {
+		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
+		switch comm := m[2]; {
+		case strings.Contains(comm, "starrocks_be"):
+			c.Product = ProductStarRocks
+		case strings.Contains(comm, "doris_be"), strings.Contains(comm, "palo_be"):
+			c.Product = ProductDoris
+		}
+	}
 }
