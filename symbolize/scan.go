@@ -572,11 +572,11 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 
 // headerlessStartBytes are the first bytes (after blanks) of the lines no
 // rule recognizes that startsIncident lets open an incident (headerless
-// pastes: `0# …`, `12# …` (fragment.go), `@ 0x…`, `#3 0x… in …`); with the prefilter, other
+// pastes: `0# …`, `@ 0x…`, `#3 0x… in …`); with the prefilter, other
 // unrecognized lines are not shown to it. TestHeaderlessStartBytes (and
 // TestPrefilterEquivalence) fail when startsIncident learns a start this
 // list lacks.
-const headerlessStartBytes = "0123456789@#"
+const headerlessStartBytes = "0@#"
 
 // isJunk says whether a line that is not text (isBinary) is skipped
 // between incidents: unless it is a glog line or holds a dump header
@@ -629,9 +629,6 @@ func (p *parser) logical(ln lineInfo) {
 	}
 	if startsIncident(k, ln.text, p) {
 		p.cur = newIncident(p, ln)
-		if k == kOther {
-			p.cur.fragment = fragmentStart(p, ln.text)
-		}
 		if len(p.pending) > 0 {
 			p.cur.c.Events = append(p.cur.c.Events, p.pending...)
 			p.pending = p.pending[:0]
@@ -749,9 +746,6 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		switch {
 		case t[0] == '0' && t[1] == '#':
 			return true
-		case isDigit(t[0]):
-			// A boost frame numbered above 0: a fragment (fragment.go).
-			return fragmentStart(p, t) > 0
 		case t[0] == '@' && t[1] == ' ':
 			_, _, ok := p.parseAtFrame(t)
 			return ok
