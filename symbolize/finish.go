@@ -232,9 +232,6 @@ func (in *incident) finish(p *parser) *Crash {
 	in.decideProduct(p)
 	in.decideKind()
 	in.checkDamage()
-	if !in.finishFragment() {
-		return nil
-	}
 	c.Notes = in.notes
 	if c.Threads == nil {
 		c.Threads = []Thread{}

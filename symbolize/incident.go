@@ -70,7 +70,6 @@ type incident struct {
 	framePrefixed               bool       // the last frame line carried a paste prefix
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
-	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 }
 
 // abortMark is where the dump that follows an abort cause began (its
