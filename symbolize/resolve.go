@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/crashsig/crashsig/symbolize/internal/dwarfindex"
 )
@@ -77,8 +78,12 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	if b.dw != nil {
 		// The outermost frame is renamed from the symbol table below, so
 		// its DWARF name need not be demangled.
-		dst, err = dwarfindex.Append(b.dw, dst, pc, b.demangle, opts.NoDemangle, symName != "", locationOf)
-		err = publicErr(err)
+		var frames []dwarfindex.Frame
+		frames, err = b.dw.Lookup(asFrames(dst), pc, b.demangle, opts.NoDemangle, symName != "")
+		dst = asLocations(frames)
+		if err != nil {
+			err = publicErr(err)
+		}
 	}
 	if len(dst) == start {
 		if symName == "" {
@@ -109,8 +114,23 @@ func (b *Binary) AppendLookup(dst []Location, pc uint64, opts LookupOptions) (ou
 	return dst, err
 }
 
-// locationOf is the Location of a DWARF frame (the symbol-table fields are
-// filled by AppendLookup).
-func locationOf(f dwarfindex.Frame) Location {
-	return Location{Function: f.Function, Linkage: f.Linkage, File: f.File, Line: f.Line, Column: f.Column}
+// Location and dwarfindex.Frame have the same fields in the same order
+// (the conversion below does not compile otherwise), hence the same
+// layout: the DWARF index appends to the caller's []Location in place.
+var _ = dwarfindex.Frame(Location{})
+
+// asFrames is dst seen as dwarfindex frames (same memory).
+func asFrames(dst []Location) []dwarfindex.Frame {
+	if dst == nil {
+		return nil
+	}
+	return unsafe.Slice((*dwarfindex.Frame)(unsafe.Pointer(unsafe.SliceData(dst))), cap(dst))[:len(dst)]
+}
+
+// asLocations is the inverse of asFrames.
+func asLocations(f []dwarfindex.Frame) []Location {
+	if f == nil {
+		return nil
+	}
+	return unsafe.Slice((*Location)(unsafe.Pointer(unsafe.SliceData(f))), cap(f))[:len(f)]
 }

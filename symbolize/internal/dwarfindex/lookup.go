@@ -5,14 +5,6 @@ package dwarfindex
 // noDem leaves names undemangled; noDemOuter does so for the outermost
 // frame only (the caller names it from the symbol table).
 func (d *Data) Lookup(dst []Frame, pc uint64, demangle func(string) string, noDem, noDemOuter bool) ([]Frame, error) {
-	return Append(d, dst, pc, demangle, noDem, noDemOuter, func(f Frame) Frame { return f })
-}
-
-// Append is Lookup appending to a slice of the caller's element type:
-// each frame goes through mk, so a caller with its own frame type (package
-// symbolize's Location) appends in place without a scratch slice; with a
-// dst of enough capacity a warm Append does not allocate.
-func Append[F any](d *Data, dst []F, pc uint64, demangle func(string) string, noDem, noDemOuter bool, mk func(Frame) F) ([]F, error) {
 	u := d.unitFor(pc)
 	if u == nil {
 		return dst, nil
@@ -71,7 +63,7 @@ func Append[F any](d *Data, dst []F, pc uint64, demangle func(string) string, no
 		if !okLine {
 			return dst, nil
 		}
-		return append(dst, mk(Frame{File: file, Line: line, Column: col})), nil
+		return append(dst, Frame{File: file, Line: line, Column: col}), nil
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
 		ni := chain[k]
@@ -80,7 +72,7 @@ func Append[F any](d *Data, dst []F, pc uint64, demangle func(string) string, no
 		if !noDem && !(noDemOuter && k == 0) {
 			pretty = fn.demangled(demangle)
 		}
-		dst = append(dst, mk(Frame{Function: pretty, Linkage: fn.raw, File: file, Line: line, Column: col}))
+		dst = append(dst, Frame{Function: pretty, Linkage: fn.raw, File: file, Line: line, Column: col})
 		n := &t.nodes[ni]
 		file, line, col = t.lines.fileName(uint64(n.callFile)), int(n.callLine), int(n.callCol)
 	}

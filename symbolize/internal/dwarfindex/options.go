@@ -13,8 +13,11 @@ type Options struct {
 	DWODirs []string
 }
 
-// Frame is one frame of the inline chain at a PC as the DWARF describes
-// it: symbolize.Location without the symbol-table fields.
+// Frame is one frame of the inline chain at a PC. Its fields are those of
+// symbolize.Location, in the same order and of the same types, so that
+// symbolize converts one into the other (and a slice of one into a slice
+// of the other) without copying; Lookup fills the DWARF fields and leaves
+// the symbol-table ones (Inlined, Symbol, SymbolOffset) to the caller.
 type Frame struct {
 	// Function is the demangled name (or the raw one when not demangled).
 	Function string
@@ -24,4 +27,8 @@ type Frame struct {
 	File   string
 	Line   int
 	Column int
+	// Inlined, Symbol and SymbolOffset are the caller's.
+	Inlined      bool
+	Symbol       string
+	SymbolOffset uint64
 }
