@@ -70,6 +70,7 @@ type incident struct {
 	framePrefixed               bool       // the last frame line carried a paste prefix
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
+	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
 }
 
 // abortMark is where the dump that follows an abort cause began (its
@@ -873,6 +874,12 @@ func (in *incident) closedBy(k lineKind) bool {
 		// dump's, unless an abort cause waits for its abort dump.
 		return true
 	}
+	if _, ok := causeKinds[k]; ok && !in.hasSig && !in.isCause() && in.hasDumpFrames() {
+		// An abort cause (a check failure, a sanitizer report, terminate,
+		// an assert) is printed before its dump: after a dump's frames it
+		// is the next crash's.
+		return true
+	}
 	if ck, ok := causeKinds[k]; ok && !in.hasSig && in.isCause() && ck != in.c.Kind {
 		// An abort cause is followed by its SIGABRT dump only; the start
 		// of another kind of cause is the next crash.
@@ -1284,6 +1291,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		return false
 	}
 	in.gap++
+	if t := strings.TrimLeft(text, " \t"); in.sec == secGDB && k == kOther && len(t) > 1 && t[0] == '#' && isDigit(t[1]) {
+		in.gdbPartial = ln.no // a frame line cut before gdb's frame shape
+	}
 	if in.sec == secGDB && k == kOther && (text[0] == ' ' || text[0] == '\t') && openParens(text) < 0 {
 		in.gdbOrphan = ln.no // the end of an argument list whose frame is not here
 	}
