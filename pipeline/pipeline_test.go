@@ -324,7 +324,10 @@ func TestReaderHonoursContextBeforeFirstByte(t *testing.T) {
 		got = err
 	}
 	assert.ErrorIs(t, got, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 300*time.Millisecond)
+	// Nothing is ever written, so without the context the read blocks
+	// forever; the margin over the 200 ms deadline is wide because a loaded
+	// machine (2 shared cores) took 342 ms.
+	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
 // A compressed core larger than MaxCoreBytes is refused with a typed error
