@@ -235,6 +235,9 @@ func (in *incident) finish(p *parser) *Crash {
 	in.decideKind()
 	in.checkDamage()
 	in.checkGDBCut()
+	if !in.finishFragment() {
+		return nil
+	}
 	c.Notes = in.notes
 	if c.Threads == nil {
 		c.Threads = []Thread{}

@@ -71,6 +71,7 @@ type incident struct {
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
 	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
+	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 }
 
 // abortMark is where the dump that follows an abort cause began (its

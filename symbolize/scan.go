@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -342,10 +343,72 @@ func (p *parser) init(opts ScanOptions) {
 	p.pf = anchored
 }
 
-// physical handles one physical line: repair, prefixes, split collapsed
-// pastes, and hand each logical line to the assembler.
+// physical handles one physical line: NUL runs, repair, prefixes, split
+// collapsed pastes, and hand each logical line to the assembler.
 func (p *parser) physical(b []byte, truncated bool) {
 	p.lineNo++
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		p.holes(b, i, truncated)
+		return
+	}
+	p.text(b, truncated)
+}
+
+// holes handles a physical line holding NULs (b[i] is the first). A NUL run
+// is a hole in the file, not text: the preallocated tail a crash leaves in
+// a log file, or the range a truncated file was never written to, and the
+// next process writes after it on the same physical line. So each run ends
+// the text before it, and the text after it is a new line with the same
+// line number: a dump after the hole is read as if it began a line, and
+// the partial line before it does not swallow it. A line of NULs alone is
+// junk (skipped between incidents, a foreign line inside one). Only
+// subslices of b are handed on, so memory does not grow.
+func (p *parser) holes(b []byte, i int, truncated bool) {
+	start, texts := 0, false
+	for {
+		if i > start {
+			p.text(b[start:i], false)
+			texts = true
+		}
+		j := i + skipNUL(b[i:])
+		if j == len(b) {
+			break
+		}
+		k := bytes.IndexByte(b[j:], 0)
+		if k < 0 {
+			p.text(b[j:], truncated)
+			return
+		}
+		start, i = j, j+k
+	}
+	if texts {
+		return
+	}
+	if p.cur == nil {
+		// What text does with it: junk (isJunk), skipped.
+		p.pfx.hasPrev = false
+		return
+	}
+	p.text(b, truncated)
+}
+
+// skipNUL returns the length of the NUL run b starts with, eight bytes at
+// a time.
+func skipNUL(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
+		i += 8
+	}
+	for i < len(b) && b[i] == 0 {
+		i++
+	}
+	return i
+}
+
+// text handles the text of one physical line (all of it, or a piece
+// between NUL runs): repair, prefixes, split collapsed pastes, and hand
+// each logical line to the assembler.
+func (p *parser) text(b []byte, truncated bool) {
 	text, rl, prefixed := normalizeLine(b)
 	text, stripped := p.pfx.strip(text)
 	if stripped {
@@ -572,11 +635,12 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 
 // headerlessStartBytes are the first bytes (after blanks) of the lines no
 // rule recognizes that startsIncident lets open an incident (headerless
-// pastes: `0# …`, `@ 0x…`, `#3 0x… in …`); with the prefilter, other
-// unrecognized lines are not shown to it. TestHeaderlessStartBytes (and
+// pastes: `0# …`, a fragment's `12# …` (fragment.go), `@ 0x…`,
+// `#3 0x… in …`); with the prefilter, other unrecognized lines are not
+// shown to it. TestHeaderlessStartBytes (and
 // TestPrefilterEquivalence) fail when startsIncident learns a start this
 // list lacks.
-const headerlessStartBytes = "0@#"
+const headerlessStartBytes = "0123456789@#"
 
 // isJunk says whether a line that is not text (isBinary) is skipped
 // between incidents: unless it is a glog line or holds a dump header
@@ -629,6 +693,9 @@ func (p *parser) logical(ln lineInfo) {
 	}
 	if startsIncident(k, ln.text, p) {
 		p.cur = newIncident(p, ln)
+		if k == kOther {
+			p.cur.fragment = fragmentStart(p, ln.text)
+		}
 		if len(p.pending) > 0 {
 			p.cur.c.Events = append(p.cur.c.Events, p.pending...)
 			p.pending = p.pending[:0]
@@ -746,6 +813,9 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		switch {
 		case t[0] == '0' && t[1] == '#':
 			return true
+		case isDigit(t[0]):
+			// A boost frame numbered above 0: a fragment (fragment.go).
+			return fragmentStart(p, t) > 0
 		case t[0] == '@' && t[1] == ' ':
 			_, _, ok := p.parseAtFrame(t)
 			return ok
