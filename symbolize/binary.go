@@ -19,24 +19,24 @@ import (
 // errors.Is; a *BuildIDMismatchError also matches ErrBuildIDMismatch.
 var (
 	// ErrNotELF means the input is not an ELF file.
-	ErrNotELF = errors.New("symbolize: not an ELF file")
+	ErrNotELF = elfimage.ErrNotELF
 	// ErrNoDebugInfo means neither the binary nor any debug file found for it
 	// has DWARF. Lookups still work from the symbol table; OpenBinary only
 	// returns it wrapped in a *DebugInfoError when BinaryOptions.RequireDebugInfo is set.
-	ErrNoDebugInfo = errors.New("symbolize: no DWARF debug info found")
+	ErrNoDebugInfo = elfimage.ErrNoDebugInfo
 	// ErrBuildIDMismatch means a debug file was found but its build-id differs
 	// from the binary's.
 	ErrBuildIDMismatch = errors.New("symbolize: debug file build-id does not match binary")
 	// ErrDebuglinkCRC means a .gnu_debuglink file was found but its CRC32
 	// does not match the one recorded in the binary.
-	ErrDebuglinkCRC = errors.New("symbolize: debug file CRC32 does not match .gnu_debuglink")
+	ErrDebuglinkCRC = elfimage.ErrDebuglinkCRC
 	// ErrBadDWARF means the debug info is malformed. Lookups that hit the
 	// malformed part return it; the rest of the binary stays usable.
-	ErrBadDWARF = errors.New("symbolize: malformed DWARF")
+	ErrBadDWARF = elfimage.ErrBadDWARF
 	// ErrClosed is returned by Lookup after Close.
-	ErrClosed = errors.New("symbolize: binary is closed")
+	ErrClosed = elfimage.ErrClosed
 	// ErrTooLarge means a section (after decompression) exceeds BinaryOptions.MaxSectionSize.
-	ErrTooLarge = errors.New("symbolize: section exceeds size limit")
+	ErrTooLarge = elfimage.ErrTooLarge
 )
 
 // BuildIDMismatchError reports a debug file whose build-id is not the

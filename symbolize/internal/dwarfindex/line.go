@@ -119,7 +119,7 @@ func (d *Data) parseLineTable(u *dwUnit, off uint64) (*lineTable, error) {
 					switch f.ct {
 					case 1: // DW_LNCT_path
 						if k == vkStrInl {
-							name = string(cstrAt(d.line, v))
+							name = string(elfimage.CStringAt(d.line, v))
 						} else {
 							name = string(d.strValue(&lu, k, v))
 						}

@@ -1,7 +1,6 @@
 package dwarfindex
 
 import (
-	"bytes"
 	"encoding/binary"
 )
 
@@ -186,16 +185,4 @@ func (r *dwReader) unitLength() (uint64, bool) {
 		return 0, false
 	}
 	return uint64(l), false
-}
-
-// cstrAt returns the NUL-terminated string at off in b.
-func cstrAt(b []byte, off uint64) []byte {
-	if off >= uint64(len(b)) {
-		return nil
-	}
-	s := b[off:]
-	if i := bytes.IndexByte(s, 0); i >= 0 {
-		return s[:i]
-	}
-	return nil
 }

@@ -97,11 +97,11 @@ func (d *Data) addrValue(u *dwUnit, kind uint8, v uint64) uint64 {
 func (d *Data) strValue(u *dwUnit, kind uint8, v uint64) []byte {
 	switch kind {
 	case vkStrp:
-		return cstrAt(d.str, v)
+		return elfimage.CStringAt(d.str, v)
 	case vkLineStrp:
-		return cstrAt(d.lineStr, v)
+		return elfimage.CStringAt(d.lineStr, v)
 	case vkStrInl:
-		return cstrAt(d.info, v)
+		return elfimage.CStringAt(d.info, v)
 	case vkStrx:
 		osz := uint64(u.offSize())
 		base := u.strOffsBase
@@ -116,7 +116,7 @@ func (d *Data) strValue(u *dwUnit, kind uint8, v uint64) []byte {
 			return nil
 		}
 		r := dwReader{b: d.strOffs, pos: int(off), order: d.order}
-		return cstrAt(d.str, r.uN(int(osz)))
+		return elfimage.CStringAt(d.str, r.uN(int(osz)))
 	}
 	return nil
 }

@@ -18,9 +18,9 @@ type Options struct {
 	DebugDirs []string
 }
 
-// Errors of this package. Their texts are the ones package symbolize
-// documents for its own sentinels, which symbolize attaches at its API
-// boundary (symbolize/errors.go), so a message never changes on the way out.
+// Errors of this package. Package symbolize exports these very values
+// under the same names (symbolize/binary.go documents them), so errors.Is
+// gives the same answer on either side of the boundary.
 var (
 	ErrNotELF       = errors.New("symbolize: not an ELF file")
 	ErrNoDebugInfo  = errors.New("symbolize: no DWARF debug info found")
@@ -51,8 +51,10 @@ func FileSize(f *os.File) (int64, error) {
 	return st.Size(), nil
 }
 
-// cstrAt returns the NUL-terminated string at off in b.
-func cstrAt(b []byte, off uint64) []byte {
+// CStringAt returns the NUL-terminated string at off in b (nil when off
+// is out of range or no NUL follows). The DWARF index uses it for its
+// string sections too.
+func CStringAt(b []byte, off uint64) []byte {
 	if off >= uint64(len(b)) {
 		return nil
 	}
