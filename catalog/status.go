@@ -42,9 +42,11 @@ const (
 // others are declared above).
 const (
 	// StatusLikelyFixed: the crash's version is before the likely fix of its
-	// branch (fixed_likely: only the date the fix reached the branch is
-	// known). Advice: "likely fixed in 2.1.5 (the fix reached branch-2.1 on
-	// 2024-06-21)".
+	// branch (fixed_likely: only the date the fix reached the branch, or
+	// the trunk before the branch was cut, is known). Advice: "likely fixed
+	// in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)", or by lineage
+	// "likely fixed in 4.0.0 (the fix reached master on 2025-02-13, before
+	// branch-4.0 was cut)" (see LikelyFix.Said).
 	StatusLikelyFixed Status = "likely-fixed"
 	// StatusFixedLater: the crash's version is affected, its branch has no
 	// known fix, and a later branch has one: upgrade across branches.
@@ -88,7 +90,7 @@ type fixOn struct {
 
 func (f fixOn) String() string {
 	if f.likely != nil {
-		return fmt.Sprintf("%s (likely: the fix reached %s on %s)", f.ver, branchName(f.ver), f.likely.Date)
+		return fmt.Sprintf("%s (likely: %s)", f.ver, f.likely.Said())
 	}
 	return f.ver.String()
 }
@@ -115,7 +117,7 @@ func fixSummary(d *Defect) string {
 	var est, lik []string
 	for _, f := range fs {
 		if f.likely != nil {
-			lik = append(lik, fmt.Sprintf("%s (the fix reached %s on %s)", f.ver, branchName(f.ver), f.likely.Date))
+			lik = append(lik, fmt.Sprintf("%s (%s)", f.ver, f.likely.Said()))
 		} else {
 			est = append(est, f.ver.String())
 		}
@@ -145,6 +147,11 @@ func statusFor(ver Version, d *Defect) (Status, string, string) {
 		}
 	}
 	if own != nil && cmpRelease(ver, own.ver) >= 0 {
+		if own.likely != nil && own.likely.Trunk != "" {
+			return StatusFixed,
+				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): %s is likely fixed in %s (%s), and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, own.ver, own.likely.Said(), ver),
+				fmt.Sprintf("status should-already-be-fixed: %s >= likely fix %s on branch %s (%s)", ver, own.ver, ver.Branch(), own.likely.Said())
+		}
 		if own.likely != nil {
 			return StatusFixed,
 				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): the fix of %s reached %s on %s, before %s, and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, branchName(own.ver), own.likely.Date, own.ver, ver),
@@ -207,9 +214,13 @@ func ownFix(d *Defect, ver Version, own fixOn, in *Range) (Status, string, strin
 		why = fmt.Sprintf("in range %q", in.Text)
 	}
 	if own.likely != nil {
+		said := "the fix reached the branch on " + own.likely.Date
+		if own.likely.Trunk != "" {
+			said = own.likely.Said()
+		}
 		return StatusLikelyFixed,
-			fmt.Sprintf("known defect %s: likely fixed in %s (the fix reached %s on %s): upgrade to %s or later", d.ID, own.ver, branchName(own.ver), own.likely.Date, own.ver),
-			fmt.Sprintf("status likely-fixed: %s %s; likely fix %s on branch %s (the fix reached the branch on %s)", ver, why, own.ver, ver.Branch(), own.likely.Date)
+			fmt.Sprintf("known defect %s: likely fixed in %s (%s): upgrade to %s or later", d.ID, own.ver, own.likely.Said(), own.ver),
+			fmt.Sprintf("status likely-fixed: %s %s; likely fix %s on branch %s (%s)", ver, why, own.ver, ver.Branch(), said)
 	}
 	if in == nil {
 		return StatusAffected,

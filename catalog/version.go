@@ -340,35 +340,85 @@ func (r Range) coversBranch(v Version) bool {
 func (r Range) String() string { return r.Text }
 
 // LikelyFix is one fixed_likely entry: Version is the first release of its
-// branch after Date, the day the fix reached the branch (a backport merged,
-// a commit pushed). Nothing stronger is known: no release note or
-// maintainer names the version.
+// branch after Date. Nothing stronger is known: no release note or
+// maintainer names the version. Where the date applies is said by Trunk:
+//
+//   - "2.1.5 (2024-06-21)": the day the fix reached the branch itself (a
+//     backport merged, a commit pushed); Trunk is "".
+//   - "4.0.0 (master 2025-02-13)": lineage. The fix reached the trunk
+//     (master, or main for StarRocks) on that day, before the branch was cut
+//     from it, so the branch's first release X.Y.0 carries it; Trunk is
+//     "master" or "main".
+//   - "4.0.0 (master PR 2025-02-11)": lineage, but only the trunk PR's date
+//     is known (opened or approved, the merge date is not shown); Trunk is
+//     set and PR is true.
 type LikelyFix struct {
-	// Version is the likely first fixed release (plain X.Y.Z).
+	// Version is the likely first fixed release (plain X.Y.Z; X.Y.0 when
+	// Trunk is set).
 	Version Version
-	// Date is when the fix reached the branch, YYYY-MM-DD.
+	// Date is YYYY-MM-DD: when the fix reached the branch, or the trunk
+	// when Trunk is set, or the trunk PR's date when PR is set.
 	Date string
+	// Trunk is "" when Date applies to the version's branch, else the trunk
+	// the branch was cut from ("master" or "main").
+	Trunk string
+	// PR: Date is the trunk PR's date, not the day its fix was merged.
+	PR bool
 	// Text is the entry as written.
 	Text string
 }
 
-// ParseLikelyFix parses a fixed_likely entry "X.Y.Z (YYYY-MM-DD)". Errors
-// wrap ErrVersion.
+// Said is how verdicts say where the likely fix comes from: "the fix
+// reached branch-2.1 on 2024-06-21", "the fix reached master on
+// 2025-02-13, before branch-4.0 was cut" or "the master fix of 2025-02-11,
+// before branch-4.0 was cut".
+func (lf LikelyFix) Said() string {
+	switch {
+	case lf.Trunk == "":
+		return fmt.Sprintf("the fix reached %s on %s", branchName(lf.Version), lf.Date)
+	case lf.PR:
+		return fmt.Sprintf("the %s fix of %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
+	default:
+		return fmt.Sprintf("the fix reached %s on %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
+	}
+}
+
+// likelyForm is the accepted syntax, for error messages.
+const likelyForm = `want "X.Y.Z (YYYY-MM-DD)" (the first release after the date the fix reached the branch), "X.Y.0 (master YYYY-MM-DD)" (the fix reached master, or main, before branch X.Y was cut) or "X.Y.0 (master PR YYYY-MM-DD)" (only the master PR's date is known)`
+
+// ParseLikelyFix parses a fixed_likely entry: "X.Y.Z (YYYY-MM-DD)",
+// "X.Y.0 (master YYYY-MM-DD)" or "X.Y.0 (master PR YYYY-MM-DD)" ("main"
+// in place of "master" too); see LikelyFix. Errors wrap ErrVersion.
 func ParseLikelyFix(s string) (LikelyFix, error) {
 	t := strings.TrimSpace(s)
 	lf := LikelyFix{Text: t}
 	ver, rest, ok := strings.Cut(t, " ")
 	rest = strings.TrimSpace(rest)
-	if !ok || len(rest) != len("(2006-01-02)") || rest[0] != '(' || rest[len(rest)-1] != ')' {
-		return lf, fmt.Errorf("%w: %q: want \"X.Y.Z (YYYY-MM-DD)\" (the first release after the date the fix reached the branch)", ErrVersion, t)
+	if !ok || len(rest) < len("(2006-01-02)") || rest[0] != '(' || rest[len(rest)-1] != ')' {
+		return lf, fmt.Errorf("%w: %q: %s", ErrVersion, t, likelyForm)
+	}
+	inner := rest[1 : len(rest)-1]
+	date := inner
+	if len(inner) != len("2006-01-02") {
+		words := strings.Split(inner, " ")
+		switch {
+		case len(words) == 2 && (words[0] == "master" || words[0] == "main"):
+			lf.Trunk, date = words[0], words[1]
+		case len(words) == 3 && (words[0] == "master" || words[0] == "main") && words[1] == "PR":
+			lf.Trunk, lf.PR, date = words[0], true, words[2]
+		default:
+			return lf, fmt.Errorf("%w: %q: %s", ErrVersion, t, likelyForm)
+		}
 	}
 	v, err := parsePlain(ver)
 	if err != nil {
 		return lf, err
 	}
-	date := rest[1 : len(rest)-1]
 	if !validDate(date) {
 		return lf, fmt.Errorf("%w: %q: %q is not a YYYY-MM-DD date", ErrVersion, t, date)
+	}
+	if lf.Trunk != "" && v.Patch != 0 {
+		return lf, fmt.Errorf("%w: %q: a fix that reached %s before the branch was cut is in the branch's first release %d.%d.0, not %s", ErrVersion, t, lf.Trunk, v.Major, v.Minor, v)
 	}
 	lf.Version, lf.Date = v, date
 	return lf, nil

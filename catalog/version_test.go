@@ -21,6 +21,71 @@ func TestParseLikelyFix(t *testing.T) {
 	}
 }
 
+// TestParseLikelyFixLineage: a lineage entry says the date is the trunk's
+// (merged, or only the trunk PR's date) and is the branch's first release.
+func TestParseLikelyFixLineage(t *testing.T) {
+	lf, err := ParseLikelyFix("4.0.0 (master 2025-02-13)")
+	require.NoError(t, err)
+	assert.Equal(t, "4.0.0", lf.Version.String())
+	assert.Equal(t, "2025-02-13", lf.Date)
+	assert.Equal(t, "master", lf.Trunk)
+	assert.False(t, lf.PR)
+	assert.Equal(t, "the fix reached master on 2025-02-13, before branch-4.0 was cut", lf.Said())
+
+	lf, err = ParseLikelyFix("3.3.0 (main PR 2024-01-15)")
+	require.NoError(t, err)
+	assert.Equal(t, "main", lf.Trunk)
+	assert.True(t, lf.PR)
+	assert.Equal(t, "the main fix of 2024-01-15, before branch-3.3 was cut", lf.Said())
+
+	lf, err = ParseLikelyFix("2.1.5 (2024-06-21)")
+	require.NoError(t, err)
+	assert.Empty(t, lf.Trunk)
+	assert.Equal(t, "the fix reached branch-2.1 on 2024-06-21", lf.Said())
+
+	for _, bad := range []string{"4.0.1 (master 2025-02-13)", "4.0.0 (branch 2025-02-13)", "4.0.0 (master  2025-02-13)",
+		"4.0.0 (master PR)", "4.0.0 (master pr 2025-02-13)", "4.0.0 (trunk 2025-02-13)", "4.0.0 (master 2025-02-13 merged)",
+		"4.0.0 (master 2025-02-30x)", "4.0.0 (Master 2025-02-13)", "4.0.0 (PR 2025-02-13)"} {
+		_, err := ParseLikelyFix(bad)
+		assert.Truef(t, errors.Is(err, ErrVersion), "ParseLikelyFix(%q) = %v, want ErrVersion", bad, err)
+	}
+}
+
+// TestStatusLikelyLineage: a lineage entry's verdict says the date is
+// master's, before the branch was cut, never that it reached the branch.
+func TestStatusLikelyLineage(t *testing.T) {
+	d := &Defect{ID: "DORIS-3-z", Affected: []string{"3.0.*"}, FixedLikely: []string{"4.0.0 (master 2025-02-13)", "3.1.0 (master PR 2024-06-17)"}}
+	reparseVersions(d)
+	cases := []struct {
+		version string
+		want    Status
+		advice  string
+	}{
+		{"3.0.5", StatusFixedLater, "upgrade to 3.1.0 (likely: the master fix of 2024-06-17, before branch-3.1 was cut)"},
+		{"3.1.2", StatusFixed, "likely fixed in 3.1.0 (the master fix of 2024-06-17, before branch-3.1 was cut)"},
+		{"4.0.1", StatusFixed, "likely fixed in 4.0.0 (the fix reached master on 2025-02-13, before branch-4.0 was cut)"},
+		{"", StatusVersionUnknown, "likely fixed in 3.1.0 (the master fix of 2024-06-17, before branch-3.1 was cut), 4.0.0 (the fix reached master on 2025-02-13, before branch-4.0 was cut)"},
+	}
+	for _, c := range cases {
+		var st Status
+		var adv, ev string
+		if c.version == "" {
+			st, adv, ev = StatusVersionUnknown, fixSummary(d), "-"
+		} else {
+			st, adv, ev = statusFor(mustVersion(t, c.version), d)
+		}
+		assert.Equalf(t, c.want, st, "%s: %s / %s", c.version, adv, ev)
+		assert.Containsf(t, adv, c.advice, "%s", c.version)
+		assert.NotContainsf(t, adv, "reached branch-", "%s", c.version)
+	}
+	// No release of a branch is before its X.Y.0 (release candidates
+	// count as the release), so a lineage fix is never "likely-fixed" on its
+	// own branch: the branch's versions should already have it.
+	st, adv, _ := statusFor(mustVersion(t, "4.0.0-rc01"), d)
+	assert.Equal(t, StatusFixed, st)
+	assert.Contains(t, adv, "SHOULD ALREADY BE FIXED (likely): DORIS-3-z is likely fixed in 4.0.0 (the fix reached master on 2025-02-13, before branch-4.0 was cut)")
+}
+
 // TestStatusLikely covers the statuses a fixed_likely entry and a fix on a
 // later branch lead to.
 func TestStatusLikely(t *testing.T) {

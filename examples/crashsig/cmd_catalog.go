@@ -269,7 +269,9 @@ func firstLink(l []string) string {
 
 // fixText says which versions fix a defect: the established fixes, then the
 // likely ones ("likely fixed in 2.1.5 (the fix reached branch-2.1 on
-// 2024-06-21)"), or "no fix known" when there is neither.
+// 2024-06-21)", "likely fixed in 4.0.0 (the fix reached master on
+// 2025-02-13, before branch-4.0 was cut)"), or "no fix known" when there is
+// neither.
 func fixText(fixed, likely []string) string {
 	var parts []string
 	if len(fixed) > 0 {
@@ -281,7 +283,7 @@ func fixText(fixed, likely []string) string {
 			parts = append(parts, "likely fixed "+l)
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("likely fixed in %s (the fix reached branch-%s on %s)", lf.Version, lf.Version.Branch(), lf.Date))
+		parts = append(parts, fmt.Sprintf("likely fixed in %s (%s)", lf.Version, lf.Said()))
 	}
 	if len(parts) == 0 {
 		return "no fix known"

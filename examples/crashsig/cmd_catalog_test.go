@@ -130,6 +130,14 @@ defects:
     fixed_likely: ["3.1.9 (2024-02-01)"]
     links: ["https://github.com/StarRocks/starrocks/pull/901"]
     tests: ["t.txt"]
+  - id: SR-903-lineage
+    product: starrocks
+    title: lineage
+    match:
+      - anchor: "starrocks::Foo::quux"
+    fixed_likely: ["3.2.0 (main 2023-08-14)", "3.3.0 (main PR 2023-10-26)"]
+    links: ["https://github.com/StarRocks/starrocks/pull/903"]
+    tests: ["t.txt"]
   - id: SR-902-none
     product: starrocks
     title: none
@@ -155,6 +163,10 @@ defects:
 	assert.NotContains(t, b, "no fix known")
 	assert.Contains(t, block("SR-901-both"), "fixed 3.2.4; likely fixed in 3.1.9 (the fix reached branch-3.1 on 2024-02-01)")
 	assert.Contains(t, block("SR-902-none"), "no fix known")
+	// Lineage: the date is the trunk's, before the branch was cut.
+	lin := block("SR-903-lineage")
+	assert.Contains(t, lin, "likely fixed in 3.2.0 (the fix reached main on 2023-08-14, before branch-3.2 was cut); likely fixed in 3.3.0 (the main fix of 2023-10-26, before branch-3.3 was cut)")
+	assert.NotContains(t, lin, "reached branch-")
 
 	// The default catalog's likely-only entries say so too.
 	code, out, _ = runCatalog(t, "show")
