@@ -65,6 +65,7 @@ const (
 	kCoredumpStart  // systemd-coredump: Process N (comm) of user U dumped core
 	kCoredumpThread // systemd-coredump: Stack trace of thread N:
 	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
+	kSRFile         // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an

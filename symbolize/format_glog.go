@@ -17,6 +17,19 @@ var glogRules = []lineRule{
 		re: mustCompile(`^PC: (?:@ +(0x[0-9a-fA-F]+) ?)?(.*)$`)},
 	{id: "F2.pre_query", kind: kSRQuery, prefix: "query_id:",
 		re: mustCompile(`^query_id:([0-9a-f-]{36}), ?fragment_instance:([0-9a-f-]{36})(?:, plan_node_id:(-?\d+))?`)},
+	// StarRocks 3.1+ (common/logconfig.cpp dump_trace_info): after the
+	// query_id line, the thread's custom coredump message, set around a
+	// ChunkSource read (ScanOperator::_trigger_next_scan): the file a
+	// connector data source was reading. HiveDataSource (external tables
+	// of the Hive, Hudi, Iceberg… catalogs) prints
+	// `Hive file path: P, partition id: N, length: N, offset: N`;
+	// FileDataSource (the load scan: broker, stream and routine load, and
+	// the FILES() table function) prints `Load file path: P`. The line is
+	// the event srFileEvents names.
+	{id: "F2.pre_file", kind: kSRFile, prefix: "Hive file path: ",
+		re: mustCompile(`^Hive file path: (.*), partition id: (-?\d+), length: (-?\d+), offset: (-?\d+)\s*$`)},
+	{id: "F2.pre_file", kind: kSRFile, prefix: "Load file path: ",
+		re: mustCompile(`^Load file path: (\S.*)$`)},
 	{id: "F2.pre_tracker", kind: kTracker, prefix: "tracker:",
 		re: mustCompile(`^tracker:(\S+) consumption: (-?\d+)$`)},
 	{id: "F2.je_mallctl", kind: kAfterDump, prefix: "[",

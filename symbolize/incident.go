@@ -479,6 +479,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		in.used(ln)
 		return true
 
+	case kSRFile:
+		return in.srFile(p, ln, k)
+
 	case kTracker:
 		if in.hasSig || in.isThreadDump() {
 			return false
