@@ -52,6 +52,7 @@ type compiledRule struct {
 	threads                     []glob
 	queryID                     uint8 // bit set of queryIDBit; 0 = any
 	tabletID                    uint8 // bit set of tabletIDBit; 0 = any
+	fileLine                    uint8 // bit set of fileLineBit; 0 = any
 	weight                      float64
 	namesOnly                   bool // frames globs only on the frame's own name
 }

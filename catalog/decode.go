@@ -327,6 +327,13 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "tablet_id %q: want present, zero or absent", q)
 				}
 			}
+		case "file_line":
+			r.FileLine = d.strs(v, f)
+			for i, q := range r.FileLine {
+				if q != FileLineHive && q != FileLineLoad {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "file_line %q: want hive or load", q)
+				}
+			}
 		case "weight":
 			r.Weight = d.float(v, f)
 			if r.Weight <= 0 || r.Weight > 1 {
@@ -355,7 +362,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {

@@ -113,6 +113,26 @@ func queryIDState(crash *symbolize.Crash) string {
 	return QueryIDPresent
 }
 
+// The kinds of StarRocks crash-preamble file line (PathRule.FileLine).
+const (
+	FileLineHive = "hive" // `Hive file path: …`: HiveDataSource, an external-table scan
+	FileLineLoad = "load" // `Load file path: …`: FileDataSource, a load's file scan
+)
+
+// fileLine returns the kind and text of the crash's StarRocks preamble file
+// line (symbolize.EventHiveFile, EventLoadFile), or "" when it has none.
+func fileLine(crash *symbolize.Crash) (kind, text string) {
+	for _, e := range crash.Events {
+		switch e.Kind {
+		case symbolize.EventHiveFile:
+			return FileLineHive, e.Text
+		case symbolize.EventLoadFile:
+			return FileLineLoad, e.Text
+		}
+	}
+	return "", ""
+}
+
 // tabletIDState classifies the Doris `*** tablet id: <n> ***` header field.
 func tabletIDState(crash *symbolize.Crash) string {
 	t := strings.TrimSpace(crash.TabletID)

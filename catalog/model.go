@@ -75,6 +75,12 @@ type PathRule struct {
 	// thread-local never reset; be-code-paths.md 8.2 and 9). Like QueryID, a
 	// condition on any rule, and alone (with QueryID) it makes an id rule.
 	TabletID []string `json:"tablet_id,omitempty"`
+	// FileLine lists the kinds of StarRocks crash-preamble file line (hive,
+	// load) under which the rule holds: dump_trace_info prints the file a
+	// connector data source was reading, `Hive file path: …` (an
+	// external-table scan) or `Load file path: …` (a load's file scan); see
+	// symbolize.EventHiveFile. A condition on any rule, like QueryID.
+	FileLine []string `json:"file_line,omitempty"`
 	// Weight (default 1) multiplies the weight of the evidence kind that
 	// matched; the product is the verdict's path confidence (CATALOG.md).
 	Weight float64 `json:"weight,omitempty"`

@@ -253,15 +253,30 @@ const (
 // tabletIDBit is the tablet id state's bit, above the query id bits.
 func tabletIDBit(state string) uint8 { return queryIDBit(state) << 3 }
 
-// idBits are the crash's query id and tablet id states as one bit set.
-func idBits(crash *symbolize.Crash) uint8 {
-	return queryIDBit(queryIDState(crash)) | tabletIDBit(tabletIDState(crash))
+// fileLineBit is the StarRocks preamble file line's bit, above the tablet
+// id bits (0 for no line).
+func fileLineBit(kind string) uint8 {
+	switch kind {
+	case FileLineHive:
+		return 1 << 6
+	case FileLineLoad:
+		return 1 << 7
+	}
+	return 0
 }
 
-// idsHold reports whether the rule's query id and tablet id conditions
-// hold for the crash's id bits.
+// idBits are the crash's query id and tablet id states and its file line
+// kind as one bit set.
+func idBits(crash *symbolize.Crash) uint8 {
+	kind, _ := fileLine(crash)
+	return queryIDBit(queryIDState(crash)) | tabletIDBit(tabletIDState(crash)) | fileLineBit(kind)
+}
+
+// idsHold reports whether the rule's query id, tablet id and file line
+// conditions hold for the crash's id bits.
 func (cr *compiledRule) idsHold(bits uint8) bool {
-	return (cr.queryID == 0 || cr.queryID&bits != 0) && (cr.tabletID == 0 || cr.tabletID&bits != 0)
+	return (cr.queryID == 0 || cr.queryID&bits != 0) && (cr.tabletID == 0 || cr.tabletID&bits != 0) &&
+		(cr.fileLine == 0 || cr.fileLine&bits != 0)
 }
 
 func queryIDBit(state string) uint8 {
@@ -291,6 +306,9 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	}
 	for _, q := range r.TabletID {
 		cr.tabletID |= tabletIDBit(q)
+	}
+	for _, q := range r.FileLine {
+		cr.fileLine |= fileLineBit(q)
 	}
 	for _, t := range r.Threads {
 		if g, err := compileGlob(t); err == nil {
@@ -511,6 +529,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(sv.frames[at])
 		b.WriteString(" ~ ")
 		b.WriteString(strconv.Quote(c.ix.globs[h.glob].text))
+		if c.crules[best].fileLine != 0 {
+			_, line := fileLine(crash)
+			b.WriteString(" and the crash preamble's file line ")
+			b.WriteString(strconv.Quote(line))
+		}
 		b.WriteString(" (weight ")
 		b.WriteString(strconv.FormatFloat(bestW, 'f', 2, 64))
 		b.WriteString(", confidence ")
