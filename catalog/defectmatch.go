@@ -137,6 +137,11 @@ func (c *Catalog) anyThreadHas(g int32, crash *symbolize.Crash, sv *stackView) (
 		return fmt.Sprintf("crashing thread #%d %s", p, sv.frames[p]), true
 	}
 	gl := &c.ix.globs[g]
+	// The default generator only lends its name cache: a normalized name
+	// does not depend on the signature rules (they decide which frames
+	// enter a key, not how a frame is named), so a caller's own generator
+	// would give the same names (TestAnyThreadCustomRules), and the
+	// crashing thread's names (FrameNames) are made the same way.
 	gen := signature.Default()
 	for ti := range crash.Threads {
 		t := &crash.Threads[ti]

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // faultCatalog is a two-defect catalog written like SR-43793 and SR-51292:
@@ -89,4 +92,34 @@ func TestDefectFaultDecodeErrors(t *testing.T) {
 		require.Error(t, err, name)
 		assert.True(t, errors.Is(err, ErrInvalid), "%s: %v", name, err)
 	}
+}
+
+// TestAnyThreadCustomRules: any_thread looks at other threads' normalized
+// names, which a caller's own signature rules do not change (rules decide
+// what enters the key): a user rule that makes the other thread's frame
+// irrelevant still leaves it visible to any_thread, with the user's
+// generator's signature as with the default one (review: any_thread
+// normalizes with signature.Default()).
+func TestAnyThreadCustomRules(t *testing.T) {
+	c := evidenceCat(t)
+	gen, err := signature.NewGenerator(signature.Options{ExtraRules: []signature.Rule{{
+		ID: "user-other-work", Role: signature.RoleIrrelevant, Why: "user rule", Names: []string{"starrocks::Other::work"},
+	}}})
+	require.NoError(t, err)
+	const other = "starrocks::Other::work()"
+	assert.Equal(t, signature.Default().Normalize(other), gen.Normalize(other), "names do not depend on rules")
+	crash := &symbolize.Crash{Threads: []symbolize.Thread{
+		{Crashed: true, Frames: []symbolize.Frame{{Function: "starrocks::Foo::crash()"}, {Function: "starrocks::Foo::caller()"}}},
+		{Name: "worker", Frames: []symbolize.Frame{{Function: other}}},
+	}}
+	for _, g := range []*signature.Generator{gen, signature.Default()} {
+		v := c.Classify(crash, g.Generate(crash))
+		require.NotNil(t, v.Defect)
+		assert.Equal(t, "SR-1-anchor", v.Defect.ID)
+		assert.Contains(t, strings.Join(v.Evidence, "\n"), `thread 1 ("worker") #0 starrocks::Other::work ~ "starrocks::Other::work"`)
+	}
+	// Without the other thread the alternative does not hold.
+	crash.Threads = crash.Threads[:1]
+	v := c.Classify(crash, gen.Generate(crash))
+	assert.Nil(t, v.Defect)
 }
