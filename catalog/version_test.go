@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -149,4 +150,30 @@ func TestVersionEvidence(t *testing.T) {
 	}
 	assert.Equal(t, len(cat.Defects()), counts[EvidenceEstablished]+counts[EvidenceLikely]+counts[EvidenceAffectedOnly]+counts[EvidenceNone])
 	assert.Positive(t, counts[EvidenceEstablished])
+}
+
+// TestDefaultLineageValues: every default entry whose note derives a
+// version by lineage writes at least one fixed_likely value in the trunk
+// form, so its verdict does not claim the date on the branch (review: "the
+// fix reached branch-4.0 on 2025-02-11" before branch-4.0 existed).
+func TestDefaultLineageValues(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	n := 0
+	for _, d := range c.Defects() {
+		if len(d.FixedLikely) == 0 || !strings.Contains(d.Note, "by lineage") && !strings.Contains(d.Note, "lineage\"): ") {
+			continue
+		}
+		trunk := 0
+		for _, s := range d.FixedLikely {
+			lf, err := ParseLikelyFix(s)
+			require.NoError(t, err, d.ID)
+			if lf.Trunk != "" {
+				trunk++
+			}
+		}
+		assert.Positivef(t, trunk, "%s: note derives a version by lineage, but %v has no trunk form", d.ID, d.FixedLikely)
+		n++
+	}
+	assert.Greater(t, n, 40, "lineage entries found")
 }
