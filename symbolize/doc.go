@@ -31,7 +31,9 @@
 //     between incidents goes through one literal scan for the anchors of
 //     every rule (prefilter.go: derived from the tables, so a new entry is
 //     covered), and a line holding none is skipped without running a rule;
-//     binary junk (NUL runs, control bytes) is recognized on the way;
+//     binary junk (short NUL runs, control bytes) is recognized on the
+//     way; a run of 8 or more NULs (a hole a crash leaves in a log file)
+//     ends the line, and the text after it is a new line;
 //  3. classification against declarative format tables, one per family:
 //     F1 Doris boost::stacktrace dumps, F2 glog signal dumps with the
 //     StarRocks preamble, F3 Check failures, F4 terminate, F5 JVM hs_err,

@@ -422,11 +422,18 @@ func TestBinaryLines(t *testing.T) {
 		got := parseWith(t, []byte(dump), ScanOptions{}, filtered)
 		assert.Contains(t, got, `"SIGSEGV"`, "the dump after the NUL run (filtered %v)", filtered)
 	}
-	junk := nul + "Segmentation fault\n" + nul + " tcmalloc: large alloc\n" + tailDump
+	// Control bytes make junk; a NUL run is a line break (holes), so the
+	// shell's line after one is text.
+	ctl := strings.Repeat("\x01\x02", 4)
+	junk := ctl + "Segmentation fault\n" + ctl + " tcmalloc: large alloc\n" + tailDump
 	cs, err := ParseAll(context.Background(), strings.NewReader(junk), ScanOptions{})
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	assert.Empty(t, cs[0].Events, "no context event from junk lines")
+	cs, err = ParseAll(context.Background(), strings.NewReader(nul+"Segmentation fault\n"+tailDump), ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	assert.Equal(t, []Event{{Line: 1, Kind: "shell", Text: "Segmentation fault"}}, cs[0].Events, "the line after a NUL run")
 	require.Equal(t, parseWith(t, []byte(junk), ScanOptions{}, false), parseWith(t, []byte(junk), ScanOptions{}, true))
 	bin := make([]byte, 1<<20)
 	for i := range bin {

@@ -347,39 +347,45 @@ func (p *parser) init(opts ScanOptions) {
 // collapsed pastes, and hand each logical line to the assembler.
 func (p *parser) physical(b []byte, truncated bool) {
 	p.lineNo++
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		p.holes(b, i, truncated)
+	if i, j := nextHole(b, 0); i >= 0 {
+		p.holes(b, i, j, truncated)
 		return
 	}
 	p.text(b, truncated)
 }
 
-// holes handles a physical line holding NULs (b[i] is the first). A NUL run
-// is a hole in the file, not text: the preallocated tail a crash leaves in
-// a log file, or the range a truncated file was never written to, and the
-// next process writes after it on the same physical line. So each run ends
-// the text before it, and the text after it is a new line with the same
-// line number: a dump after the hole is read as if it began a line, and
-// the partial line before it does not swallow it. A line of NULs alone is
-// junk (skipped between incidents, a foreign line inside one). Only
-// subslices of b are handed on, so memory does not grow.
-func (p *parser) holes(b []byte, i int, truncated bool) {
+// minHole is the shortest NUL run taken for a hole in the file (holes).
+// Binary junk (a core or a compressed file cat'ed into the log) holds
+// shorter runs all the time (a random byte is NUL once in 256), and so
+// does UTF-16 text; a NUL run of 8 happens in random bytes once in 2^64.
+const minHole = 8
+
+// holes handles a physical line holding a hole (b[i:j], the first). A
+// run of minHole or more NULs is a hole in the file, not text: the
+// preallocated tail a crash leaves in a log file, or the range a truncated
+// file was never written to; the next process writes after it on the same
+// physical line. So each hole ends the text before it, and the text after
+// it is a new line with the same line number: a dump after the hole is
+// read as if it began the line, and the old process's line cut before the
+// hole does not swallow it. A line of NULs alone is junk (skipped between
+// incidents, a foreign line inside one), as any line with control bytes.
+// Only subslices of b are handed on, so memory does not grow.
+func (p *parser) holes(b []byte, i, j int, truncated bool) {
 	start, texts := 0, false
 	for {
 		if i > start {
 			p.text(b[start:i], false)
 			texts = true
 		}
-		j := i + skipNUL(b[i:])
 		if j == len(b) {
 			break
 		}
-		k := bytes.IndexByte(b[j:], 0)
+		k, l := nextHole(b, j)
 		if k < 0 {
 			p.text(b[j:], truncated)
 			return
 		}
-		start, i = j, j+k
+		start, i, j = j, k, l
 	}
 	if texts {
 		return
@@ -392,10 +398,34 @@ func (p *parser) holes(b []byte, i int, truncated bool) {
 	p.text(b, truncated)
 }
 
-// skipNUL returns the length of the NUL run b starts with, eight bytes at
-// a time.
+// nextHole returns where the first run of minHole or more NULs in b[i:]
+// starts and ends, or -1, -1.
+func nextHole(b []byte, i int) (int, int) {
+	for {
+		k := bytes.IndexByte(b[i:], 0)
+		if k < 0 {
+			return -1, -1
+		}
+		i += k
+		n := skipNUL(b[i:])
+		if n >= minHole {
+			return i, i + n
+		}
+		i += n
+	}
+}
+
+// zeroBlock is compared with whole blocks of a NUL run (skipNUL); never
+// written.
+var zeroBlock = strings.Repeat("\x00", 256)
+
+// skipNUL returns the length of the NUL run b starts with: a block, then
+// eight bytes at a time.
 func skipNUL(b []byte) int {
 	i := 0
+	for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
+		i += len(zeroBlock)
+	}
 	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
 		i += 8
 	}
@@ -643,10 +673,12 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 const headerlessStartBytes = "0123456789@#"
 
 // isJunk says whether a line that is not text (isBinary) is skipped
-// between incidents: unless it is a glog line or holds a dump header
-// (the NUL run a crash leaves in a log file is often followed, on the
-// same line, by the dump), no recognizer is run on it and it teaches no
-// prefix.
+// between incidents — no recognizer is run on it and it teaches no prefix
+// — which it is unless it holds `*** ` (a glog or boost dump header after
+// the junk, cut off by headerAnchor) or is a glog line from its first
+// byte after blanks. The NUL run a crash leaves in a log file before the
+// next process's output does not get here: a run of minHole NULs ends the
+// line (holes), and the text after it is classified as a line of its own.
 func isJunk(view string) bool {
 	if strings.Contains(view, "*** ") {
 		return false
