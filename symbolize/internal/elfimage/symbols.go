@@ -46,7 +46,7 @@ func (t *Symbols) FileAt(i int) string {
 
 // RawName returns the name of symbol i as bytes of the string table.
 func (t *Symbols) RawName(i int) []byte {
-	return cstrAt(t.strtab, uint64(t.nameOff[i]))
+	return CStringAt(t.strtab, uint64(t.nameOff[i]))
 }
 
 // NameAt returns the name of symbol i (copied once, then cached).
@@ -128,7 +128,7 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 			// line information after the STT_FILE symbol before it.
 			curFile = 0
 			if int(e0.name) < len(strRaw) {
-				if nm := cstrAt(strRaw, uint64(e0.name)); len(nm) > 0 {
+				if nm := CStringAt(strRaw, uint64(e0.name)); len(nm) > 0 {
 					t.files = append(t.files, string(nm))
 					curFile = uint32(len(t.files))
 				}
