@@ -40,15 +40,17 @@ import (
 // by its longest digit-free piece, still a required substring), so that two
 // lines equal but for their digits have the same anchors.
 
-// scanHits is the result of one scan: a bit per contains rule (bits 0..61,
-// in table order; rules beyond 62 share bit 61), and the structural bits.
+// scanHits is the result of one scan: a bit per contains rule (bits
+// 0..maxRuleBit, in table order; the rules from the 61st on share bit
+// maxRuleBit, which then only says that one of them may match: match
+// still checks each rule's literal), and the structural bits 61..63.
 type scanHits uint64
 
 const (
 	hitStars   scanHits = 1 << 63 // `*** `: headerAnchor
 	hitRepair  scanHits = 1 << 62 // an HTML entity or a collapsed-paste marker
 	hitBinary  scanHits = 1 << 61 // the line is not text (binaryWeight); the scan stopped there
-	maxRuleBit          = 60
+	maxRuleBit          = 60      // the last rule bit, below the structural ones
 )
 
 // pfRule is a rule of the tables with the literals its expression needs.
