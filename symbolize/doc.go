@@ -51,7 +51,12 @@
 //     checks boost frame indices, and at the end picks the crashing
 //     thread, the product and the kind. A startup banner seen earlier in
 //     the same process lifetime gives the version of later incidents
-//     (Crash.VersionFromBanner).
+//     (Crash.VersionFromBanner). The StarRocks preamble's file line
+//     (`Hive file path: …` / `Load file path: …`) becomes an Event
+//     (EventHiveFile, EventLoadFile). A headerless fragment — a run of 3 or
+//     more consecutively numbered boost or gdb frames starting above frame
+//     0, the header and the innermost frames cut off — is kept as an
+//     incident of unknown kind, marked corrupted (fragment.go).
 //
 // Live input: with ScanOptions.IdleTimeout (DefaultFollowIdleTimeout, 2 s,
 // for follow mode) the Scanner emits the open incident once the input has

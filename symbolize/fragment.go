@@ -46,12 +46,13 @@ func fragmentStart(p *parser, text string) int {
 
 // plausibleFragmentFrame says whether a parsed numbered line carries what
 // a stack frame carries (an address, a source file with a directory or an
-// extension, a module path or shared object) and a
+// extension, a module path, a shared object or a backend binary such as
+// doris_be) and a
 // function name without spaces outside its argument and template lists,
 // so that `1# item one` or `#2 see above` are not frames.
 func plausibleFragmentFrame(f Frame) bool {
 	file := strings.ContainsAny(f.File, "/.")
-	module := strings.Contains(f.Module, "/") || strings.Contains(f.Module, ".so")
+	module := strings.Contains(f.Module, "/") || strings.Contains(f.Module, ".so") || strings.HasSuffix(f.Module, "_be")
 	if f.PC == 0 && !file && !module {
 		return false
 	}

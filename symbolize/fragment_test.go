@@ -60,6 +60,19 @@ func TestHeaderlessFragment(t *testing.T) {
 	}
 }
 
+// Boost frames whose module is the bare backend binary are frames too.
+func TestHeaderlessFragmentBareModule(t *testing.T) {
+	text := "10# doris::vectorized::IAggregateFunctionHelper<doris::vectorized::AggregateFunctionBitmapUnion>::deserialize_and_merge_from_column_range(char*, doris::vectorized::IColumn const&, unsigned long, unsigned long, doris::vectorized::Arena*) const in doris_be\n" +
+		"11# doris::vectorized::BlockReader::_update_agg_data(doris::vectorized::MutableColumns&) in doris_be\n" +
+		"12# doris::vectorized::VerticalBlockReader::_update_agg_value(doris::vectorized::MutableColumns&, int, bool) at /root/doris/be/src/vec/olap/vertical_block_reader.cpp:326\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	assert.Equal(t, KindUnknown, cs[0].Kind)
+	assert.Contains(t, cs[0].CorruptedReason, fragmentReason)
+	require.Len(t, cs[0].CrashingThread().Frames, 3)
+	assert.Empty(t, parseText(t, "1# build in docker\n2# test in ci\n3# deploy in prod\n"))
+}
+
 // A fragment needs a consecutive run of at least three frames.
 func TestHeaderlessFragmentTooShort(t *testing.T) {
 	full := cutCorpus(t, "doris/124-ubsan-check-failed-pod-array-lead-lag-4x-mixed.txt", 51)
