@@ -838,7 +838,7 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		return isFatalAllocatorLine(text)
 	case kOther:
 		// Headerless pastes: a boost frame 0, a glog `@` frame, a gdb frame #0.
-		t := strings.TrimLeft(text, " \t")
+		t := trimBlanks(text)
 		if len(t) < 3 {
 			return false
 		}
