@@ -726,6 +726,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			if in.sec == secDone {
 				return false
 			}
+			if !in.kernelOwn(m) {
+				break // another process's line: noise, its mapping is not the dump's
+			}
 			in.event(ln, "kernel", text)
 			return true
 		}
@@ -789,6 +792,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 	case kCoredumpStart:
 		if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown && !in.kernelOpened() && in.sec != secCoredump {
 			return false
+		}
+		if in.kernelOpened() && !in.sameProcess(m) {
+			return false // another process's kernel line
 		}
 		if sig := coredumpSignal(m[4], m[5]); sig != "" {
 			if in.kernelOpened() && c.Signal != "" && c.Signal != sig {
@@ -1785,6 +1791,39 @@ var causeKinds = map[lineKind]Kind{
 // segfault or trap line (F9), which a dump of the same crash may follow.
 func (in *incident) kernelOpened() bool {
 	return len(in.stacks) > 0 && in.stacks[0].origin == "kernel"
+}
+
+// kernelOwn says whether a kernel line inside a dump (kKernelSegv or
+// kKernelTrap submatches: comm, TID) can be about the dump's process: when
+// the dump printed its PID, the kernel's `comm[TID]` must name the PID
+// (the main thread) or the dump's thread. Another process's line would
+// give the dump its mapping (KernelMappings, the load bias of a PIE).
+func (in *incident) kernelOwn(m []string) bool {
+	t, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil || t == 0 || in.c.PID == 0 {
+		return true
+	}
+	return t == in.c.PID || t == in.c.TID
+}
+
+// sameProcess says whether the kernel line that opened the incident can be
+// about the process of a systemd-coredump report (kCoredumpStart
+// submatches: PID, comm). The kernel prints the crashing thread,
+// `comm[TID]`: the main thread when TID is the PID, and then its comm is
+// the process's; another thread's TID was allocated after the PID (and its
+// name may differ), so a TID below the PID is another process's (a PID
+// counter that wrapped around in between gives two incidents, not a wrong
+// one).
+func (in *incident) sameProcess(m []string) bool {
+	pid, err := strconv.ParseInt(m[1], 10, 64)
+	ks := in.stacks[0].th
+	if err != nil || pid == 0 || ks.ID == 0 {
+		return true
+	}
+	if ks.ID == pid {
+		return ks.Name == "" || m[2] == "" || ks.Name == m[2]
+	}
+	return ks.ID > pid
 }
 
 // signalConflict says why a signal line (the kSignal submatches) cannot
