@@ -60,11 +60,19 @@ func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, p
 			go func() {
 				defer wg.Done()
 				defer close(ch)
+				// A context that can be done makes the scanner read in a
+				// goroutine of its own, which costs CPU: when the caller's
+				// cannot be done, the scan gets it, and a consumer that
+				// leaves stops the scan at its next Result instead.
+				sctx := inner
+				if ctx.Done() == nil {
+					sctx = ctx
+				}
 				var seq iter.Seq2[*Result, error]
 				if name == "-" {
-					seq = p.Reader(inner, "-", stdin)
+					seq = p.Reader(sctx, "-", stdin)
 				} else {
-					seq = p.File(inner, name)
+					seq = p.File(sctx, name)
 				}
 				for r, err := range seq {
 					select {
