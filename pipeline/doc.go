@@ -46,6 +46,8 @@
 // counts, versions, first and last seen, sources and a representative.
 // Both encode to the JSON described by result.schema.json (SchemaVersion).
 //
-// A Pipeline is safe for concurrent use; Run, File, Reader and Text
-// iterate one input at a time and can be called from several goroutines.
+// A Pipeline is safe for concurrent use; Run, File, Reader and Text can be
+// called from several goroutines. File, Reader and Text iterate one input;
+// Run reads up to Options.Jobs inputs at once and still yields the Results
+// in input order (the same sequence as with one job).
 package pipeline
