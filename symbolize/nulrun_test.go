@@ -1,9 +1,16 @@
 package symbolize
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,5 +57,40 @@ func TestShortNULRun(t *testing.T) {
 			got := parseWith(t, []byte(in), ScanOptions{}, filtered)
 			assert.Equal(t, events, strings.Count(got, `"kind":"shell"`), "%d NULs (prefilter %v)", n, filtered)
 		}
+	}
+}
+
+// TestLargeHole: a hole larger than MaxLineBytes (megabytes of NULs a
+// crash leaves) does not cut off the line after it (holeSqueezer), read
+// synchronously or live; line numbers are kept.
+func TestLargeHole(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "formats", "f9-kernel-segfault.txt"))
+	require.NoError(t, err)
+	want := parseWith(t, data, ScanOptions{}, true)
+	for _, n := range []int{100 << 10, 3 << 20} {
+		in := append(bytes.Repeat([]byte{0}, n), data...)
+		assert.Equal(t, want, parseWith(t, in, ScanOptions{}, true), "%d NULs", n)
+		assert.Equal(t, want, parseWith(t, in, ScanOptions{}, false), "%d NULs, no prefilter", n)
+		cs, err := ParseAll(context.Background(), iotest.OneByteReader(bytes.NewReader(in)), ScanOptions{IdleTimeout: time.Minute})
+		require.NoError(t, err)
+		got, err := json.Marshal(cs)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), "%d NULs, live, one byte at a time", n)
+	}
+}
+
+// TestHoleSqueezer: NUL runs are cut to maxHoleBytes across reads of any
+// size, other bytes pass unchanged.
+func TestHoleSqueezer(t *testing.T) {
+	in := "a" + strings.Repeat("\x00", 300) + "b\x00c" + strings.Repeat("\x00", 7) + "\n" + strings.Repeat("\x00", 65) + "d"
+	want := "a" + strings.Repeat("\x00", maxHoleBytes) + "b\x00c" + strings.Repeat("\x00", 7) + "\n" + strings.Repeat("\x00", maxHoleBytes) + "d"
+	for _, r := range []func(string) io.Reader{
+		func(s string) io.Reader { return strings.NewReader(s) },
+		func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
+		func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) },
+	} {
+		got, err := io.ReadAll(&holeSqueezer{r: r(in)})
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got))
 	}
 }

@@ -92,7 +92,7 @@ type Scanner struct {
 // NewScanner returns a Scanner reading r.
 func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 	opts.fill()
-	s := &Scanner{br: bufio.NewReaderSize(r, 256<<10)}
+	s := &Scanner{br: bufio.NewReaderSize(&holeSqueezer{r: r}, 256<<10)}
 	s.p.init(opts)
 	return s
 }
@@ -413,6 +413,70 @@ func nextHole(b []byte, i int) (int, int) {
 		}
 		i += n
 	}
+}
+
+// maxHoleBytes is what holeSqueezer keeps of a NUL run: more than minHole,
+// so a hole stays one (and a shorter run stays as it was).
+const maxHoleBytes = 64
+
+// holeSqueezer passes its reader's bytes on with every NUL run cut to
+// maxHoleBytes: a hole of any size is then one line break (holes), and the
+// text after a hole larger than ScanOptions.MaxLineBytes is not cut off
+// with it (a crash can leave megabytes of NULs before the next process's
+// first line). Line numbers do not change (no newline is removed).
+type holeSqueezer struct {
+	r   io.Reader
+	run int // NULs at the end of what was passed on
+}
+
+func (h *holeSqueezer) Read(p []byte) (int, error) {
+	for {
+		n, err := h.r.Read(p)
+		if i := bytes.IndexByte(p[:n], 0); i >= 0 || h.run > 0 {
+			if i < 0 {
+				i = n
+			}
+			n = h.squeeze(p[:n], i)
+		} else {
+			h.run = 0
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+// squeeze cuts the NUL runs of b (b[:i] holds none) in place and returns
+// the new length.
+func (h *holeSqueezer) squeeze(b []byte, i int) int {
+	if i > 0 {
+		h.run = 0
+	}
+	w := i
+	for i < len(b) {
+		if b[i] != 0 {
+			k := bytes.IndexByte(b[i:], 0)
+			if k < 0 {
+				k = len(b) - i
+			}
+			if w != i {
+				copy(b[w:], b[i:i+k])
+			}
+			w += k
+			i += k
+			h.run = 0
+			continue
+		}
+		n := skipNUL(b[i:])
+		keep := max(0, min(n, maxHoleBytes-h.run))
+		if w != i {
+			copy(b[w:], b[i:i+keep])
+		}
+		w += keep
+		h.run += n
+		i += n
+	}
+	return w
 }
 
 // zeroBlock is compared with whole blocks of a NUL run (skipNUL); never
