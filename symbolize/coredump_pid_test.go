@@ -88,3 +88,25 @@ func TestDumpOtherProcessKernelLine(t *testing.T) {
 		}
 	}
 }
+
+// TestCoredumpKernelThreadNote: a kernel line taken for a thread of the
+// reported process (TID above the PID) that is not the thread the report
+// prints first is noted, not silently merged.
+func TestCoredumpKernelThreadNote(t *testing.T) {
+	report := "Process 48377 (starrocks_be) of user 1000 dumped core.\n" +
+		"Stack trace of thread 48390:\n" +
+		"#0  0x000055d0c3a1f2e4 n/a (starrocks_be + 0x2e1f2e4)\n" +
+		"#1  0x00007f5a1e694ac3 start_thread (libc.so.6 + 0x94ac3)\n"
+	kernel := func(tid string) string {
+		return "kernel: be_worker[" + tid + "]: segfault at 8 ip 00007f0000000abc sp 00007ffd6baf1160 error 4 in libjvm.so[7f0000000000+1000]\n"
+	}
+	noted := func(c *Crash) bool {
+		return slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "the kernel line names thread") })
+	}
+	cs := parseString(t, kernel("48390")+report)
+	require.Len(t, cs, 1)
+	assert.False(t, noted(cs[0]), "%q", cs[0].Notes)
+	cs = parseString(t, kernel("50001")+report)
+	require.Len(t, cs, 1)
+	assert.True(t, noted(cs[0]), "%q", cs[0].Notes)
+}

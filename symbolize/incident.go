@@ -829,6 +829,12 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 		s := in.newStack("coredump", 1)
 		s.th.ID, _ = strconv.ParseInt(m[1], 10, 64)
+		if in.kernelOpened() && len(in.stacks) == 2 && in.stacks[0].th.ID != 0 && in.stacks[0].th.ID != s.th.ID {
+			// The report prints the thread that dumped first: the kernel
+			// line (taken by sameProcess for a thread of the process)
+			// named another one.
+			in.note("the kernel line names thread %d, the core dump's first thread is %d", in.stacks[0].th.ID, s.th.ID)
+		}
 		in.used(ln)
 		return true
 
