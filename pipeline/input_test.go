@@ -111,6 +111,38 @@ func TestNewInputSkips(t *testing.T) {
 	assert.Equal(t, ContentText, in.Kind)
 }
 
+// TestNewInputHole reads a log that starts with a hole (a NUL run, the
+// preallocated tail a crash leaves in a log file) before the next
+// process's crash: it is text, not binary data, and the pipeline finds the
+// crash after the hole as it finds it without the hole.
+func TestNewInputHole(t *testing.T) {
+	plain, err := os.ReadFile("../testdata/formats/f9-kernel-segfault.txt")
+	require.NoError(t, err)
+	p, err := New(context.Background(), Options{})
+	require.NoError(t, err)
+	keys := func(data []byte) []string {
+		var out []string
+		for r, err := range p.Reader(context.Background(), "x.log", bytes.NewReader(data)) {
+			require.NoError(t, err)
+			out = append(out, r.Signature.Key)
+		}
+		return out
+	}
+	want := keys(plain)
+	require.NotEmpty(t, want)
+	for _, n := range []int{8, 8 << 10, 100 << 10} {
+		data := append(bytes.Repeat([]byte{0}, n), plain...)
+		in, err := NewInput("x.log", bytes.NewReader(data))
+		require.NoError(t, err, "%d NULs", n)
+		assert.Equal(t, ContentText, in.Kind)
+		in.Close()
+		assert.Equal(t, want, keys(data), "%d NULs", n)
+	}
+	// Short NUL runs among other control bytes are still binary data.
+	_, err = NewInput("x.bin", bytes.NewReader(bytes.Repeat([]byte{0, 0, 0, 1, 2, 'a', 0, 7}, 1024)))
+	require.ErrorIs(t, err, ErrSkipped)
+}
+
 // TestOpenFileErrors wants a missing file as *InputError naming it once
 // and wrapping fs.ErrNotExist, and a damaged gzip stream as an error of
 // the input, not a panic or a silent empty result.
