@@ -313,13 +313,7 @@ func (pf *prefilter) match(text, trimmed string, tryContains bool, hits scanHits
 		if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
 			continue
 		}
-		if r.re == nil {
-			return r, nil
-		}
-		if !pr.needs(trimmed) {
-			continue
-		}
-		if m := r.re.FindStringSubmatch(trimmed); m != nil {
+		if m, ok := pr.apply(trimmed); ok {
 			return r, m
 		}
 	}
@@ -337,21 +331,28 @@ func (pf *prefilter) match(text, trimmed string, tryContains bool, hits scanHits
 		if hits&pr.bit == 0 {
 			continue
 		}
-		r := pr.r
-		if !strings.Contains(text, r.contains) {
+		if !strings.Contains(text, pr.r.contains) {
 			continue
 		}
-		if r.re == nil {
-			return r, nil
-		}
-		if !pr.needs(trimmed) {
-			continue
-		}
-		if m := r.re.FindStringSubmatch(trimmed); m != nil {
-			return r, m
+		if m, ok := pr.apply(trimmed); ok {
+			return pr.r, m
 		}
 	}
 	return nil, nil
+}
+
+// apply runs pr's rule on a line whose prefix or literal already matched:
+// a rule without a regular expression matches (nil submatches); else the
+// expression runs if the line holds every literal it needs.
+func (pr *pfRule) apply(trimmed string) ([]string, bool) {
+	if pr.r.re == nil {
+		return nil, true
+	}
+	if !pr.needs(trimmed) {
+		return nil, false
+	}
+	m := pr.r.re.FindStringSubmatch(trimmed)
+	return m, m != nil
 }
 
 // anchored is the prefilter over allRules.
