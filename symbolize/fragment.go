@@ -34,6 +34,9 @@ func fragmentStart(p *parser, text string) int {
 	var ok bool
 	switch {
 	case isDigit(t[0]):
+		if !boostNumbered(t) { // most digit-led lines are timestamps: no parse
+			return 0
+		}
 		f, ok = p.parseBoostFrame(t)
 	case t[0] == '#' && isDigit(t[1]):
 		f, ok = p.parseGDBFrame(t)
@@ -42,6 +45,16 @@ func fragmentStart(p *parser, text string) int {
 		return 0
 	}
 	return f.Index
+}
+
+// boostNumbered says whether t starts like a boost frame line, `N# `
+// (the test parseBoostFrame starts with, without building a Frame).
+func boostNumbered(t string) bool {
+	i := 0
+	for i < len(t) && i < 5 && isDigit(t[i]) {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && t[i] == '#' && t[i+1] == ' '
 }
 
 // plausibleFragmentFrame says whether a parsed numbered line carries what

@@ -70,7 +70,7 @@ func parseModuleOffset(s string) (module string, off uint64, ok bool) {
 // in-process format (c) that adds a tab: ` 4# name at file:line`,
 // ` 3# 0x00007F3A4C442520 in /lib64/libc.so.6`, `\t0#  name at f:0`.
 func (p *parser) parseBoostFrame(s string) (Frame, bool) {
-	t := strings.TrimLeft(s, " \t")
+	t := trimBlanks(s)
 	i := 0
 	for i < len(t) && i < 5 && isDigit(t[i]) {
 		i++
