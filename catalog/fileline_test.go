@@ -23,13 +23,6 @@ const (
 func TestFileLineRules(t *testing.T) {
 	c, err := Default()
 	require.NoError(t, err)
-	fr := func(names ...string) []symbolize.Frame {
-		out := make([]symbolize.Frame, len(names))
-		for i, n := range names {
-			out[i] = symbolize.Frame{Function: n}
-		}
-		return out
-	}
 	ev := func(kind, text string) []symbolize.Event {
 		if kind == "" {
 			return nil
@@ -44,13 +37,13 @@ func TestFileLineRules(t *testing.T) {
 		area       string
 	}{
 		{"hive line, library frames only", symbolize.EventHiveFile, hiveLine,
-			fr("memcpy", "starrocks::BinaryColumnBase<unsigned int>::append(starrocks::Column const&, unsigned long, unsigned long)"), PathScan, "external-scan"},
+			framesNamed("memcpy", "starrocks::BinaryColumnBase<unsigned int>::append(starrocks::Column const&, unsigned long, unsigned long)"), PathScan, "external-scan"},
 		{"load line, library frames only", symbolize.EventLoadFile, loadLine,
-			fr("memcpy", "starrocks::BinaryColumnBase<unsigned int>::append(starrocks::Column const&, unsigned long, unsigned long)"), PathLoad, "load-scan"},
+			framesNamed("memcpy", "starrocks::BinaryColumnBase<unsigned int>::append(starrocks::Column const&, unsigned long, unsigned long)"), PathLoad, "load-scan"},
 		{"load line over a query frame", symbolize.EventLoadFile, loadLine,
-			fr("starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)"), PathLoad, "load-scan"},
+			framesNamed("starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)"), PathLoad, "load-scan"},
 		{"a background root still beats the hive line", symbolize.EventHiveFile, hiveLine,
-			fr("memcpy", "starrocks::CompactionTask::run()"), PathBackground, ""},
+			framesNamed("memcpy", "starrocks::CompactionTask::run()"), PathBackground, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

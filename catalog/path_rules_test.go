@@ -10,6 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// framesNamed is a stack of frames with these function names, innermost
+// first (the cases below are call chains the sources make).
+func framesNamed(names ...string) []symbolize.Frame {
+	out := make([]symbolize.Frame, len(names))
+	for i, n := range names {
+		out[i] = symbolize.Frame{Function: n}
+	}
+	return out
+}
+
 // TestDefaultPathRulesFromSources checks the default path rules on stacks
 // built from the backends' sources (be-code-paths.md and the files named in
 // each rule's why), not from any crash text: each case is a call chain the
@@ -17,13 +27,6 @@ import (
 func TestDefaultPathRulesFromSources(t *testing.T) {
 	c, err := Default()
 	require.NoError(t, err)
-	fr := func(names ...string) []symbolize.Frame {
-		out := make([]symbolize.Frame, len(names))
-		for i, n := range names {
-			out[i] = symbolize.Frame{Function: n}
-		}
-		return out
-	}
 	cases := []struct {
 		name   string
 		query  string
@@ -32,70 +35,70 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 		area   string
 	}{
 		{"http worker lambda runs the stream-load handler", "",
-			fr("doris::StreamLoadAction::on_header(doris::HttpRequest*)", "doris::EvHttpServer::on_header(evhttp_request*)", "evhttp_read_header", "event_base_loop",
+			framesNamed("doris::StreamLoadAction::on_header(doris::HttpRequest*)", "doris::EvHttpServer::on_header(evhttp_request*)", "evhttp_read_header", "event_base_loop",
 				"doris::EvHttpServer::start()::{lambda()#1}::operator()() const", "doris::ThreadPool::dispatch_thread()"),
 			PathLoad, "ingestion"},
 		{"http worker lambda with nothing placeable above it is the worker's setup", "",
-			fr("std::vector<int>::_M_realloc_insert(int const&)", "starrocks::EvHttpServer::start()::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
+			framesNamed("std::vector<int>::_M_realloc_insert(int const&)", "starrocks::EvHttpServer::start()::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
 			PathLifecycle, "startup"},
 		{"the start frame itself is startup", "",
-			fr("starrocks::EvHttpServer::start()", "starrocks::start_be(std::vector<starrocks::StorePath> const&, bool)"),
+			framesNamed("starrocks::EvHttpServer::start()", "starrocks::start_be(std::vector<starrocks::StorePath> const&, bool)"),
 			PathLifecycle, ""},
 		{"a daemon thread body started by Daemon::start is the daemon's", "",
-			fr("doris::MemInfo::refresh_proc_meminfo()", "doris::Daemon::start()::{lambda()#2}::operator()() const", "doris::Thread::supervise_thread(void*)"),
+			framesNamed("doris::MemInfo::refresh_proc_meminfo()", "doris::Daemon::start()::{lambda()#2}::operator()() const", "doris::Thread::supervise_thread(void*)"),
 			PathBackground, "daemon"},
 		{"a load's plan is built under the stream-load executor", "1-2",
-			fr("doris::ExecNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::PlanFragmentExecutor::prepare(doris::TExecPlanFragmentParams const&)",
+			framesNamed("doris::ExecNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::PlanFragmentExecutor::prepare(doris::TExecPlanFragmentParams const&)",
 				"doris::FragmentMgr::exec_plan_fragment(doris::TExecPlanFragmentParams const&)", "doris::StreamLoadExecutor::execute_plan_fragment(std::shared_ptr<doris::StreamLoadContext>)"),
 			PathLoad, "ingestion"},
 		{"a query's plan is query", "1-2",
-			fr("doris::OlapScanNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::FragmentMgr::exec_plan_fragment(doris::TExecPlanFragmentParams const&)"),
+			framesNamed("doris::OlapScanNode::init(doris::TPlanNode const&, doris::RuntimeState*)", "doris::ExecNode::create_tree(doris::RuntimeState*)", "doris::FragmentMgr::exec_plan_fragment(doris::TExecPlanFragmentParams const&)"),
 			PathQuery, "plan-prepare"},
 		{"librdkafka serves routine load only", "",
 			[]symbolize.Frame{{Function: "rd_kafka_cgrp_serve"}, {Function: "rd_kafka_thread_main", Module: "/opt/doris/be/lib/doris_be"}},
 			PathLoad, "routine-load"},
 		{"agent tasks arrive through thrift submit_tasks", "",
-			fr("starrocks::TAgentTaskRequest::read(apache::thrift::protocol::TProtocol*)", "starrocks::BackendService_submit_tasks_args::read(apache::thrift::protocol::TProtocol*)",
+			framesNamed("starrocks::TAgentTaskRequest::read(apache::thrift::protocol::TProtocol*)", "starrocks::BackendService_submit_tasks_args::read(apache::thrift::protocol::TProtocol*)",
 				"starrocks::BackendServiceProcessor::process_submit_tasks(int, apache::thrift::protocol::TProtocol*, apache::thrift::protocol::TProtocol*, void*)"),
 			PathBackground, "agent-task"},
 		{"StarRocks arrow reads serve the load ParquetScanner", "",
-			fr("arrow::ListArray::value_offset(long) const", "parquet::arrow::FileReaderImpl::ReadColumn(int, std::shared_ptr<arrow::ChunkedArray>*)", "starrocks::ParquetChunkReader::next_batch(arrow::RecordBatch**)"),
+			framesNamed("arrow::ListArray::value_offset(long) const", "parquet::arrow::FileReaderImpl::ReadColumn(int, std::shared_ptr<arrow::ChunkedArray>*)", "starrocks::ParquetChunkReader::next_batch(arrow::RecordBatch**)"),
 			PathLoad, ""},
 		{"arrow frames under a StarRocks product frame lean to load", "",
-			fr("arrow::ListArray::value_offset(long) const", "starrocks::ChunkHelper::new_chunk(starrocks::Schema const&, unsigned long)"),
+			framesNamed("arrow::ListArray::value_offset(long) const", "starrocks::ChunkHelper::new_chunk(starrocks::Schema const&, unsigned long)"),
 			PathLoad, "parquet"},
 		{"the native reader of an external table is scan", "1-2",
-			fr("starrocks::parquet::GroupReader::get_next(starrocks::ChunkPtr*, unsigned long*)", "starrocks::HdfsParquetScanner::do_get_next(starrocks::RuntimeState*, starrocks::ChunkPtr*)"),
+			framesNamed("starrocks::parquet::GroupReader::get_next(starrocks::ChunkPtr*, unsigned long*)", "starrocks::HdfsParquetScanner::do_get_next(starrocks::RuntimeState*, starrocks::ChunkPtr*)"),
 			PathScan, ""},
 		{"segcompaction belongs to the load that writes the rowset", "",
-			fr("doris::Merger::vertical_compact_one_group(doris::BaseTabletSPtr)", "doris::SegcompactionWorker::_do_compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)", "doris::SegcompactionWorker::compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)"),
+			framesNamed("doris::Merger::vertical_compact_one_group(doris::BaseTabletSPtr)", "doris::SegcompactionWorker::_do_compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)", "doris::SegcompactionWorker::compact_segments(std::unique_ptr<doris::SegCompactionCandidates>)"),
 			PathLoad, "segcompaction"},
 		{"morsel queues split a scan's ranges", "1-2",
-			fr("starrocks::pipeline::PhysicalSplitMorselQueue::try_get()", "starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)"),
+			framesNamed("starrocks::pipeline::PhysicalSplitMorselQueue::try_get()", "starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)"),
 			PathScan, "scan-operator"},
 		{"JVMFunctionHelper is the JVM for any JNI user: the scanner decides", "1-2",
-			fr("starrocks::JVMFunctionHelper::getInstance()", "starrocks::JniScanner::do_open(starrocks::RuntimeState*)", "starrocks::HdfsScanner::open(starrocks::RuntimeState*)"),
+			framesNamed("starrocks::JVMFunctionHelper::getInstance()", "starrocks::JniScanner::do_open(starrocks::RuntimeState*)", "starrocks::HdfsScanner::open(starrocks::RuntimeState*)"),
 			PathScan, ""},
 		{"an HDFS write under a writable file is not a scan", "",
-			fr("jni_CallVoidMethod", "hdfsHFlush", "starrocks::HdfsWritableFile::flush(starrocks::WritableFile::FlushMode)", "starrocks::lake::TabletManager::put_tablet_metadata(starrocks::TabletMetadataPB const&)"),
+			framesNamed("jni_CallVoidMethod", "hdfsHFlush", "starrocks::HdfsWritableFile::flush(starrocks::WritableFile::FlushMode)", "starrocks::lake::TabletManager::put_tablet_metadata(starrocks::TabletMetadataPB const&)"),
 			PathBackground, "storage"},
 		{"a process singleton's destructor runs only at shutdown", "",
-			fr("doris::LRUCache::~LRUCache()", "doris::StoragePageCache::~StoragePageCache()", "std::default_delete<doris::StoragePageCache>::operator()(doris::StoragePageCache*) const"),
+			framesNamed("doris::LRUCache::~LRUCache()", "doris::StoragePageCache::~StoragePageCache()", "std::default_delete<doris::StoragePageCache>::operator()(doris::StoragePageCache*) const"),
 			PathLifecycle, "shutdown"},
 		{"Doris after the 2026-03 refactor: a JSON load reader without vectorized::", "1-2",
-			fr("doris::NewJsonReader::_simdjson_handle_flat_array_complex_json(doris::RuntimeState*, doris::Block&, bool*, bool*)", "doris::FileScanner::_get_block_impl(doris::RuntimeState*, doris::Block*, bool*)"),
+			framesNamed("doris::NewJsonReader::_simdjson_handle_flat_array_complex_json(doris::RuntimeState*, doris::Block&, bool*, bool*)", "doris::FileScanner::_get_block_impl(doris::RuntimeState*, doris::Block*, bool*)"),
 			PathLoad, "text-format"},
 		{"Doris after the 2026-03 refactor: block ops without vectorized:: are weak leaves", "0-0",
-			fr("doris::Block::get_by_position(unsigned long)"),
+			framesNamed("doris::Block::get_by_position(unsigned long)"),
 			PathBackground, "storage-read"},
 		{"Doris after the 2026-03 refactor: a new-layout source path places an unnamed frame", "",
 			[]symbolize.Frame{{Function: "??", File: "/root/doris/be/src/exec/sink/writer/vtablet_writer.cpp", Line: 120}},
 			PathLoad, "ingestion"},
 		{"aggregate functions with no task attached merge rows for a compaction", "0-0",
-			fr("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
+			framesNamed("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
 			PathBackground, "storage-merge"},
 		{"aggregate functions with a query attached are query", "1-2",
-			fr("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
+			framesNamed("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
 			PathQuery, "aggregation"},
 	}
 	for _, tc := range cases {
@@ -118,13 +121,6 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 func TestTabletIDRules(t *testing.T) {
 	c, err := Default()
 	require.NoError(t, err)
-	fr := func(names ...string) []symbolize.Frame {
-		out := make([]symbolize.Frame, len(names))
-		for i, n := range names {
-			out[i] = symbolize.Frame{Function: n}
-		}
-		return out
-	}
 	cases := []struct {
 		name, query, tablet string
 		frames              []symbolize.Frame
@@ -132,13 +128,13 @@ func TestTabletIDRules(t *testing.T) {
 		area                string
 	}{
 		{name: "Doris tablet id with a task id: a load's memtable flush", query: "1-2", tablet: "10086",
-			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathLoad, area: "memtable-flush"},
+			frames: framesNamed("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathLoad, area: "memtable-flush"},
 		{name: "Doris tablet id with Query id 0-0: compaction or schema change", query: "0-0", tablet: "10086",
-			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathBackground, area: "compaction-or-schema-change"},
+			frames: framesNamed("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathBackground, area: "compaction-or-schema-change"},
 		{name: "Doris tablet id 0 changes nothing", query: "1-2", tablet: "0",
-			frames: fr("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathQuery, area: "unplaced"},
+			frames: framesNamed("doris::vectorized::DataTypeFactory::create_data_type(doris::TypeDescriptor const&, bool)"), path: PathQuery, area: "unplaced"},
 		{name: "a frame rule still beats the tablet id", query: "1-2", tablet: "10086",
-			frames: fr("doris::vectorized::HashJoinNode::_probe(doris::RuntimeState*)"), path: PathQuery, area: "join"},
+			frames: framesNamed("doris::vectorized::HashJoinNode::_probe(doris::RuntimeState*)"), path: PathQuery, area: "join"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,7 +145,7 @@ func TestTabletIDRules(t *testing.T) {
 			assert.Equal(t, tc.area, v.Area, ev)
 		})
 	}
-	cr := &symbolize.Crash{QueryID: "0-0", TabletID: "10086", Threads: []symbolize.Thread{{Crashed: true, Frames: fr("memcpy")}}}
+	cr := &symbolize.Crash{QueryID: "0-0", TabletID: "10086", Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("memcpy")}}}
 	v := c.Classify(cr, signature.Signature{})
 	assert.Equal(t, PathBackground, v.Path)
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), `tablet id present ("10086")`)
