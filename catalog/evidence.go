@@ -288,6 +288,25 @@ func (t *stackTable) mechanismEnd(frames []string, sig signature.Signature) int 
 	return end
 }
 
+// workStart returns the first frame of the work above the crash frame at
+// index crash: the named frames directly above it that are not the crash
+// mechanism. The signature's crash frame skips library frames (std::
+// containers and invokers, the allocator, memcpy), but those frames are the
+// work that crashed, and their template arguments and lambda owners name
+// it: a `std::_Function_handler<…RoutineLoadTaskExecutor…>::_M_invoke` or
+// `std::_Hashtable<…CloudBaseCompaction…>::_M_find` above the first product
+// frame. An unnamed frame (a bare PC, the signal trampoline) or a mechanism
+// frame ends the walk. Only the product types of those frames count
+// (stackView.counts): their names (a logging sink, an exception tracer)
+// are not the work.
+func (t *stackTable) workStart(frames []string, crash int) int {
+	i := min(crash, len(frames))
+	for i > 0 && frames[i-1] != "" && !t.isMechanism(frames[i-1]) {
+		i--
+	}
+	return i
+}
+
 // maxTypes bounds the names taken from one raw frame name.
 const maxTypes = 8
 

@@ -21,7 +21,13 @@ type stackView struct {
 	// start is the first frame after the crash mechanism (signal handler,
 	// abort, glog): path evidence is taken from there on.
 	start int
-	texts []string
+	// typeStart <= start: product types in template arguments count from
+	// there on. The library frames the signature skips above its crash frame
+	// (std:: invokers and containers, the allocator) are work, and the
+	// product types in their template arguments name it
+	// (stackTable.workStart); their own names say nothing.
+	typeStart int
+	texts     []string
 	// nameHits are the hits on frame names alone (what defects look at).
 	nameHits []hit
 	state    []uint8
@@ -137,6 +143,13 @@ func (s *stackView) has(g int32, from, to int) int {
 	return -1
 }
 
+// counts reports whether hit h is path evidence: every source from the
+// first frame after the crash mechanism on, and product types in template
+// arguments from typeStart on.
+func (s *stackView) counts(h hit) bool {
+	return int(h.frame) >= s.start || h.src == srcType && int(h.frame) >= s.typeStart
+}
+
 // hasCaller is has for rule callers: a frame name, a lambda owner or a
 // template type counts.
 func (s *stackView) hasCaller(g int32, from, to int) int {
@@ -174,6 +187,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	// BE's signal_handler.h) says nothing about the work.
 	start := c.stack.mechanismEnd(frames, sig)
 	v.start = start
+	v.typeStart = c.stack.workStart(frames, start)
 	for i, name := range frames {
 		if name != "" {
 			buf = c.ix.matches(buf[:0], name, sc)
@@ -358,7 +372,7 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 		return ruleHold{at: -1}
 	}
 	for _, h := range sv.hits {
-		if int(h.frame) < sv.start {
+		if !sv.counts(h) {
 			continue
 		}
 		ok := cr.accepts(h)
@@ -479,7 +493,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	// a rule holds is where it holds (what ruleHolds computes per rule).
 	state := sv.ruleState(len(c.rules))
 	for _, h := range sv.hits {
-		if int(h.frame) < sv.start {
+		if !sv.counts(h) {
 			continue
 		}
 		for _, o := range c.owners[h.glob] {

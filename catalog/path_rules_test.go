@@ -100,6 +100,28 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 		{"aggregate functions with a query attached are query", "1-2",
 			framesNamed("doris::vectorized::AggregateFunctionCollectSetData<int>::merge(doris::vectorized::AggregateFunctionCollectSetData<int> const&)"),
 			PathQuery, "aggregation"},
+		{"the file cache's TTL GC thread is background", "",
+			framesNamed("doris::io::BlockFileCache::remove_if_ttl_file_blocks(doris::UInt128Wrapper const&, bool, std::lock_guard<std::mutex>&, bool)", "doris::io::BlockFileCache::run_background_ttl_gc()", "execute_native_thread_routine"),
+			PathBackground, "file-cache"},
+		{"the file cache's LRU-update thread drains the need-update queue", "",
+			framesNamed("doris::io::BlockFileCache::update_block_lru(std::shared_ptr<doris::io::FileBlock>, std::lock_guard<std::mutex>&)", "doris::io::BlockFileCache::run_background_block_lru_update()"),
+			PathBackground, "file-cache"},
+		{"the file cache read path is the scan's", "1-2",
+			framesNamed("doris::io::BlockFileCache::get_or_set(doris::UInt128Wrapper const&, unsigned long, unsigned long, doris::io::CacheContext&)", "doris::io::CachedRemoteFileReader::read_at_impl(unsigned long, doris::Slice, unsigned long*, doris::io::IOContext const*)"),
+			PathScan, "remote-io"},
+		{"an existing file cache directory is loaded when the cache opens", "",
+			framesNamed("doris::io::FSFileCacheStorage::load_cache_info_into_memory_from_fs(doris::io::BlockFileCache*) const", "doris::io::FSFileCacheStorage::load_cache_info_into_memory(doris::io::BlockFileCache*) const",
+				"doris::io::FSFileCacheStorage::init(doris::io::BlockFileCache*)::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
+			PathLifecycle, "startup"},
+		{"the file cache opens from ExecEnv's init", "",
+			framesNamed("doris::io::BlockFileCache::initialize()", "doris::io::FileCacheFactory::create_file_cache(std::string const&, doris::io::FileCacheSettings)", "doris::ExecEnv::init_file_cache_factory(std::vector<doris::CachePath>&)"),
+			PathLifecycle, "startup"},
+		{"a thread-local destructor at thread exit is the thread's teardown", "",
+			framesNamed("starrocks::CurrentThread::~CurrentThread()", "__nptl_deallocate_tsd", "start_thread", "clone"),
+			PathLifecycle, "thread-exit"},
+		{"libc's per-thread free at thread exit is the thread's teardown", "",
+			framesNamed("je_tsd_fetch_slow", "jemalloc_usable_size", "my_free", "__libc_thread_freeres", "start_thread"),
+			PathLifecycle, "thread-exit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,4 +209,28 @@ paths:
 	assert.Equal(t, PathLifecycle, classify("x::Server::start()").Path)
 	assert.Equal(t, PathQuery, classify("x::Server::start()::{lambda()#1}::operator()() const").Path, "a lambda owner does not count")
 	assert.Equal(t, PathQuery, classify("std::_Function_handler<void (), x::Server::start()::{lambda()#1}>::_M_invoke(std::_Any_data const&)").Path, "a template type does not count for the names_only rule (the other rule still reads it)")
+}
+
+// TestWorkAboveCrashFrame: the library frames the signature skips above its
+// crash frame (std::function invokers, hash tables) are work; their
+// template arguments name it, while the signal handler above them does not.
+func TestWorkAboveCrashFrame(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	frames := framesNamed("doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)", "",
+		"std::_Function_handler<void (), std::_Bind_result<void, void (doris::RoutineLoadTaskExecutor::*(doris::RoutineLoadTaskExecutor*, doris::StreamLoadContext*))(doris::StreamLoadContext*)> >::_M_invoke(std::_Any_data const&)",
+		"doris::PriorityThreadPool::work_thread(int)", "execute_native_thread_routine", "start_thread", "clone")
+	cr := &symbolize.Crash{Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}
+	sig := signature.Default().Generate(cr)
+	require.Equal(t, "doris::PriorityThreadPool::work_thread", sig.CrashFrame, "the signature skips the std:: invoker")
+	v := c.Classify(cr, sig)
+	ev := strings.Join(v.Evidence, "\n")
+	assert.Equal(t, PathLoad, v.Path, ev)
+	assert.Contains(t, ev, "template type doris::RoutineLoadTaskExecutor of frame #2", ev)
+
+	st := c.stack
+	names := []string{"doris::signal::FailureSignalHandler", "", "std::_Function_handler::_M_invoke", "doris::PriorityThreadPool::work_thread"}
+	assert.Equal(t, 2, st.workStart(names, 3), "the walk stops at the unnamed trampoline frame")
+	assert.Equal(t, 1, st.workStart([]string{"__GI_abort", "std::vector::_M_realloc_insert", "doris::Foo::bar"}, 2), "and at a mechanism frame")
+	assert.Equal(t, 0, st.workStart([]string{"doris::Foo::bar"}, 0))
 }
