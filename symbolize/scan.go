@@ -41,6 +41,10 @@ type ScanOptions struct {
 	// context that can be done, the Scanner reads in a goroutine of its
 	// own; see Scanner.Close.
 	IdleTimeout time.Duration
+	// FirstLine is the number given to the first line read (default 1):
+	// a caller that starts reading a file after its first lines numbers
+	// the incidents as a scan of the whole file would (ScanParallel).
+	FirstLine int
 }
 
 // DefaultFollowIdleTimeout is the IdleTimeout recommended for following a
@@ -227,6 +231,7 @@ func (s *Scanner) step() bool {
 		return false
 	}
 	s.p.physical(line, truncated)
+	s.skipRepeats(line, truncated, err) // fastrun.go: skips repeats of line that change nothing; carries no state
 	if err != nil && !errors.Is(err, io.EOF) {
 		s.err = fmt.Errorf("%w: %w", ErrRead, err)
 		return false
@@ -339,6 +344,7 @@ type banner struct {
 
 func (p *parser) init(opts ScanOptions) {
 	p.opts = opts
+	p.lineNo = max(opts.FirstLine, 1) - 1
 	p.dem = NewDemangler(4096)
 	p.pf = anchored
 }
