@@ -94,7 +94,14 @@ type prefilter struct {
 	// of its literals (all bytes when c ends one): most chosen bytes met
 	// in a line are then dismissed with one more lookup.
 	next [256][4]uint64
-	lits []pfCand // every scan literal, for tests and docs
+	// pairA and pairB filter eight positions at once (scanFrom): pairA[c]
+	// has the bit of c when c is a chosen byte (pairBit) and pairCtl when
+	// c weighs (binaryWeight); pairB[d] has the bit of every chosen byte
+	// d may follow (next), and pairCtl. A position i needs a look only
+	// when pairA[s[i]]&pairB[s[i+1]] != 0.
+	pairA, pairB [256]uint32
+	pairBits     int      // chosen bytes given a bit of their own so far
+	lits         []pfCand // every scan literal, for tests and docs
 	// always are the bits of contains rules without a digit-free literal:
 	// they run on every line.
 	always scanHits
@@ -147,6 +154,10 @@ func newPrefilter(rs *ruleSet) *prefilter {
 	}
 	for c := range 256 {
 		pf.tab[c] |= binaryWeight[c]
+		if binaryWeight[c] != 0 {
+			pf.pairA[c] |= pairCtl
+		}
+		pf.pairB[c] |= pairCtl
 	}
 	for i := 0; i < len(htmlEntities); i += 2 {
 		pf.addLit(digitFree(htmlEntities[i]), hitRepair)
@@ -173,6 +184,13 @@ func (pf *prefilter) addLit(lit string, bits scanHits) {
 	}
 	c := lit[best]
 	pf.tab[c] |= pfCandByte
+	if pf.pairA[c]&^pairCtl == 0 {
+		// Chosen bytes share bits past the 31st: a shared bit only lets
+		// more positions through to the exact test.
+		pf.pairA[c] |= 1 << (pf.pairBits % 31)
+		pf.pairBits++
+	}
+	bit := pf.pairA[c] &^ pairCtl
 	for i := range pf.cands[c] {
 		if pf.cands[c][i].lit == lit {
 			pf.cands[c][i].bits |= bits
@@ -184,8 +202,12 @@ func (pf *prefilter) addLit(lit string, bits scanHits) {
 	if best+1 < len(lit) {
 		nb := lit[best+1]
 		pf.next[c][nb>>6] |= 1 << (nb & 63)
+		pf.pairB[nb] |= bit
 	} else {
 		pf.next[c] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		for d := range pf.pairB {
+			pf.pairB[d] |= bit
+		}
 	}
 	pf.lits = append(pf.lits, cand)
 }
@@ -200,6 +222,9 @@ func byteRank(c byte) int {
 
 // pfCandByte marks a chosen byte in prefilter.tab.
 const pfCandByte = 0x80
+
+// pairCtl is the bit of the bytes that weigh in pairA (all of pairB).
+const pairCtl = 1 << 31
 
 // Binary junk (a core or a compressed file cat'ed into the log, the NUL
 // run a crash leaves in a log file): a line is not text when its control
@@ -245,9 +270,13 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 	tab := &pf.tab
 	w := 0
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		if tab[b[0]]|tab[b[1]]|tab[b[2]]|tab[b[3]]|tab[b[4]]|tab[b[5]]|tab[b[6]]|tab[b[7]] == 0 {
+	pa, pb := &pf.pairA, &pf.pairB
+	for ; i+9 <= len(s); i += 8 {
+		// Eight positions and the byte after them: a chosen byte followed
+		// by a byte that may follow it, or a byte that weighs.
+		b := s[i : i+9]
+		if pa[b[0]]&pb[b[1]]|pa[b[1]]&pb[b[2]]|pa[b[2]]&pb[b[3]]|pa[b[3]]&pb[b[4]]|
+			pa[b[4]]&pb[b[5]]|pa[b[5]]&pb[b[6]]|pa[b[6]]&pb[b[7]]|pa[b[7]]&pb[b[8]] == 0 {
 			continue
 		}
 		for j := i; j < i+8; j++ {

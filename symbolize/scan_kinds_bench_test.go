@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -150,5 +151,35 @@ func (c cpuClock) report(b *testing.B, size int) { reportCPU(b, processCPU()-c.s
 func reportCPU(b *testing.B, cpu time.Duration, size int) {
 	if cpu > 0 && b.N > 0 {
 		b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
+	}
+}
+
+// BenchmarkPrefilterScan measures the anchor scan alone (scanFrom, as the
+// idle path calls it) over the lines of the jvm-mixed and binary kinds
+// and of the be.out-like lines, 4 MiB each.
+func BenchmarkPrefilterScan(b *testing.B) {
+	for _, k := range lineKinds {
+		if k.name != "jvm-mixed" && k.name != "binary" && k.name != "java-logger" {
+			continue
+		}
+		var data []byte
+		if k.gen != nil {
+			data = k.gen(4 << 20)
+		} else {
+			data = kindInput(k.format, 4<<20)
+		}
+		lines := strings.Split(string(data), "\n")
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			cpu := startCPU()
+			var h scanHits
+			for b.Loop() {
+				for _, l := range lines {
+					h |= anchored.scanFrom(l, false)
+				}
+			}
+			cpu.report(b, len(data))
+			_ = h
+		})
 	}
 }

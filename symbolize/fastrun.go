@@ -1,0 +1,293 @@
+package symbolize
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"unsafe"
+)
+
+// Runs of repeated lines (issue 11). A log loop writes one line again and
+// again with other numbers in it: `start time: …` at every restart of a
+// crash-looping process, a retried allocation, a DEBUG line per request.
+// Each of them costs the scanner its fixed cost per line (read, repairs,
+// glog test, anchor scan, rules), several times what `grep -c` spends on
+// it. After a line, skipRepeats looks at the bytes already read: when the
+// next lines are the same line with other digits (the same length, the
+// same bytes but where both have a digit; compared eight bytes at a time)
+// and the state the line left is one that such a line leaves unchanged,
+// those lines are counted and skipped; the last of them is processed
+// normally.
+//
+// Why a skipped line changes nothing. Call P the line just processed, S
+// the parser's state after it, and P' a line of the run: P with some
+// digits replaced by digits (no length change, so the digits and the
+// other bytes sit at the same places). repeatFixed accepts S and P only
+// when text (scan.go) takes, for P', one of three paths whose every
+// decision is the same for P and P' and whose end state is S again but
+// for the line number and the prefix learner's previous line:
+//
+//  1. normalizeLine changes nothing: P's first byte is no digit, and
+//     every test normalizeLine makes (its prefixes, the trailing CR)
+//     compares bytes with non-digit constants or asks isDigit, which
+//     answer the same on P and P' (TestNormalizeDigitBlind);
+//  2. the learned prefix does not strip it: matchPrefix compares digit
+//     runs with digit runs and other bytes exactly (same answer);
+//  3. mayStart lets it through: glogLine needs I, W, E or F as the first
+//     byte (P's first byte, a blank or its first non-blank byte, is none
+//     of them and no digit, so P' has the same one);
+//  4. its anchors are none (scan(P) == 0: no literal, no binary weight, no
+//     `*** `, no repair marker). The scan literals have no digits, a digit
+//     is never a chosen byte and weighs nothing, and the byte after a
+//     chosen one is tested against a set with no digit unless it holds
+//     every byte: scan(P') == scan(P) == 0;
+//  5. the rule that wins is the same (blindMatch): P's first non-blank byte
+//     c is no digit, so the same rules byFirst[c] are tried in the same
+//     order; a rule whose prefix or bare form has a digit stops the fast
+//     path; a digit-free prefix is at the start of P' iff at the start of
+//     P; a rule's required literals are digit-free (bestTerm), so whether
+//     its expression runs is the same; when an expression would run the
+//     fast path stops (its answer may depend on the digits); with no
+//     anchors no contains rule runs;
+//  6. the kind k then decides, as in text:
+//     - kStart: the line resets the banner and the pending events and
+//     forgets the previous line; S must already be so;
+//     - kOther (c is not in headerlessStartBytes, so inertKind is true):
+//     the line is inert and learnable: with S's previous line P itself
+//     (prevNo the current line, scanned with hits 0, not cut, idle), P'
+//     is sameAsPrev, keep makes P' the previous line; nothing else moves;
+//     - any other kind that is inert by its kind alone (no context event,
+//     opens no incident, not kBanner or kTcmalloc, not learnable): the
+//     line forgets the previous line; S must already be so.
+//
+// The skipped lines leave the learner's previous line at P (numbered
+// before the run), not at the last skipped one; the last line of the run,
+// processed normally, then sees no previous line next to it (prevNo is
+// two or more lines back), so it is scanned instead of reusing P's anchors
+// (the same ones: 4) and learn keeps it without comparing: the state after
+// it is the one the full path gives (keep after sameAsPrev). On the other
+// paths the previous line is forgotten already.
+//
+// skipRepeats adds no state to the parser: it decides from S and P alone,
+// right after P, and only moves the reader and the line number. A
+// snapshot of the parser (parallel chunks) needs nothing for it. It only
+// runs when the Scanner reads synchronously (not live) and with the
+// prefilter (the reference path without it, pf nil, never skips, so the
+// equivalence tests compare the fast path with the full one).
+// TestRepeatSkipEquivalence and FuzzRepeatSkip check it.
+
+// maxRunLine bounds the lines skipRepeats looks for repeats of.
+const maxRunLine = 1024
+
+// skipRepeats is called by Scanner.step after the physical line line was
+// processed (err is the error of its read): it skips the following lines
+// already in the reader's buffer that repeat line but for their digits,
+// all but the last of them, when they would change nothing (see above).
+func (s *Scanner) skipRepeats(line []byte, truncated bool, err error) {
+	p := &s.p
+	if err != nil || s.live != nil || p.pf == nil || truncated || p.cur != nil {
+		return
+	}
+	n := len(line)
+	if n < 8 || n > maxRunLine || s.br.Buffered() < 2*(n+1) || !repeatFirstByte(line) {
+		return
+	}
+	buf, _ := s.br.Peek(s.br.Buffered())
+	if !repeatsLine(buf, line) || !p.repeatFixed(line) {
+		return
+	}
+	k := countRepeats(buf, line)
+	if k < 2 {
+		return
+	}
+	// Keep the last one for step (see above).
+	if _, err := s.br.Discard((k - 1) * (n + 1)); err != nil {
+		return // cannot happen: the bytes are buffered
+	}
+	p.lineNo += k - 1
+}
+
+// repeatFirstByte is the cheap first test of repeatFixed: the line's
+// first byte and its first non-blank byte are no digit, no glog severity
+// and no headerless start (steps 1, 3, 5, 6).
+func repeatFirstByte(line []byte) bool {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i == len(line) {
+		return false
+	}
+	switch c := line[i]; {
+	case isDigit(c), c == 'I', c == 'W', c == 'E', c == 'F', c == '@', c == '#':
+		return false
+	}
+	return true
+}
+
+// repeatFixed reports whether the parser's state is one that a line equal
+// to line but for its digits leaves unchanged (but for the line number
+// and the prefix learner's previous line), line being the physical line
+// just processed. See the proof above; the numbers are its steps.
+func (p *parser) repeatFixed(line []byte) bool {
+	if p.cur != nil || !repeatFirstByte(line) || bytes.IndexByte(line, 0) >= 0 {
+		return false
+	}
+	// 1, 2.
+	if text, rl, prefixed := normalizeLine(line); rl || prefixed || len(text) != len(line) {
+		return false
+	}
+	if _, ok := p.pfx.strip(line); ok {
+		return false
+	}
+	view := unsafe.String(&line[0], len(line))
+	// 4.
+	if p.pf.scan(view) != 0 {
+		return false
+	}
+	// 5.
+	r, blind := p.pf.blindMatch(trimBlanks(view))
+	if !blind {
+		return false
+	}
+	k := kOther
+	if r != nil {
+		k = r.kind
+	}
+	// 6.
+	l := &p.pfx
+	switch {
+	case k == kStart:
+		return !l.hasPrev && p.banner == (banner{}) && len(p.pending) == 0
+	case k == kOther:
+		return l.hasPrev && l.prevScanned && l.prevHits == 0 && !l.prevCut && l.prevIdle &&
+			l.prevNo == p.lineNo && len(line) <= maxPrefixBytes && bytes.Equal(l.prev, line)
+	case k != kBanner && k != kTcmalloc && !learnable(k) && !isContextEvent(k) && !startsIncident(k, view, p):
+		return !l.hasPrev
+	}
+	return false
+}
+
+// blindMatch is prefilter.match on a line without anchors (scan == 0),
+// for a rule whose outcome does not depend on the line's digits: it
+// returns the rule that wins (nil: none), and blind false when the
+// outcome may depend on the digits (a rule with digits in its prefix, or
+// an expression that would run).
+func (pf *prefilter) blindMatch(trimmed string) (*lineRule, bool) {
+	if trimmed == "" || isDigit(trimmed[0]) {
+		return nil, false
+	}
+	for i := range pf.byFirst[trimmed[0]] {
+		pr := &pf.byFirst[trimmed[0]][i]
+		r := pr.r
+		if hasDigit(r.prefix) || hasDigit(r.bare) {
+			return nil, false
+		}
+		if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
+			continue
+		}
+		if r.re == nil {
+			return r, true
+		}
+		if !pr.needs(trimmed) {
+			continue
+		}
+		return nil, false
+	}
+	return nil, true
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// countRepeats returns how many lines at the start of buf repeat line:
+// line with some digits replaced by digits, then a newline. Words equal
+// to line's cost one comparison; in the others the bytes that differ must
+// be where line has digits, and be digits.
+func countRepeats(buf, line []byte) int {
+	var rp repeatPattern
+	rp.prepare(line)
+	n, nw := rp.n, rp.nw
+	words, digit, offs := rp.words[:nw], rp.digit[:nw], rp.off[:nw]
+	k := 0
+	for off := 0; off+n < len(buf) && buf[off+n] == '\n'; off += n + 1 {
+		b := buf[off : off+n]
+		for i, y := range words {
+			x := binary.LittleEndian.Uint64(b[offs[i]:])
+			if x != y {
+				m := digit[i]
+				xm := x & m
+				if (x^y)&^m != 0 || xm&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030&m ||
+					(xm&0x0f0f0f0f0f0f0f0f+0x0606060606060606&m)&0x1010101010101010 != 0 {
+					return k
+				}
+			}
+		}
+		k++
+	}
+	return k
+}
+
+// repeatsLine is countRepeats for one line, without preparing a pattern: the
+// test of the line after the one just processed.
+func repeatsLine(b, t []byte) bool {
+	n := len(t)
+	if len(b) <= n || b[n] != '\n' {
+		return false
+	}
+	for i := 0; i < n; i += 8 {
+		i = min(i, n-8)
+		if x, y := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(t[i:]); x != y && !digitsDiffer(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// repeatPattern is a line prepared for countRepeats: its eight-byte words
+// (the last one overlapping the one before when the length is not a
+// multiple of eight), their offsets and, for each, the mask of its digit
+// bytes.
+type repeatPattern struct {
+	n, nw int
+	words [maxRunLine/8 + 1]uint64
+	digit [maxRunLine/8 + 1]uint64 // 0xff in each byte that is a digit
+	off   [maxRunLine/8 + 1]int
+}
+
+// prepare sets the pattern to t (8 <= len(t) <= maxRunLine).
+func (rp *repeatPattern) prepare(t []byte) {
+	rp.n, rp.nw = len(t), 0
+	for i := 0; i < len(t); i += 8 {
+		i = min(i, len(t)-8)
+		w := binary.LittleEndian.Uint64(t[i:])
+		rp.words[rp.nw] = w
+		rp.digit[rp.nw] = digitBytes(w) >> 7 * 0xff
+		rp.off[rp.nw] = i
+		rp.nw++
+	}
+}
+
+const (
+	swarLow7 = 0x7f7f7f7f7f7f7f7f
+	swarHigh = 0x8080808080808080
+	swarOnes = 0x0101010101010101
+)
+
+// digitsDiffer reports whether every byte in which the words x and y
+// differ is a digit in both.
+func digitsDiffer(x, y uint64) bool {
+	d := x ^ y
+	diff := ((d & swarLow7) + swarLow7 | d) & swarHigh // high bit of each differing byte
+	return diff&^(digitBytes(x)&digitBytes(y)) == 0
+}
+
+// digitBytes sets the high bit of each byte of x that is an ASCII digit.
+func digitBytes(x uint64) uint64 {
+	return bytesBelow(x, '9'+1) &^ bytesBelow(x, '0')
+}
+
+// bytesBelow sets the high bit of each byte of x below n (1 <= n <= 0x80):
+// exact, no carry crosses a byte.
+func bytesBelow(x uint64, n uint64) uint64 {
+	return ^((x & swarLow7) + (0x80-n)*swarOnes | x) & swarHigh
+}

@@ -1,0 +1,313 @@
+package symbolize
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// substDigits returns line with each digit replaced, with probability
+// 1/2, by a random digit (the same length: what repeatsLine accepts).
+func substDigits(r *rand.Rand, line string) string {
+	b := []byte(line)
+	for i, c := range b {
+		if isDigit(c) && r.IntN(2) == 0 {
+			b[i] = byte('0' + r.IntN(10))
+		}
+	}
+	return string(b)
+}
+
+// isRepeat is the reference of repeatsLine and countRepeats: b starts with
+// t with some digits replaced by digits, then a newline.
+func isRepeat(b, t []byte) bool {
+	if len(b) <= len(t) || b[len(t)] != '\n' {
+		return false
+	}
+	for i := range t {
+		if b[i] != t[i] && !(isDigit(b[i]) && isDigit(t[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRepeatsLine checks the word-at-a-time comparisons against isRepeat on
+// lines with digits, bytes next to the digits ('/', ':', '\x00', 0xb9)
+// and lengths around the word size.
+func TestRepeatsLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 7))
+	alphabet := []byte("0123456789/:;ab \x00\xb9\xba\n")
+	repeats := 0
+	for range 100000 {
+		line := make([]byte, 8+r.IntN(40))
+		for i := range line {
+			line[i] = alphabet[r.IntN(len(alphabet)-1)] // no newline inside
+		}
+		var buf []byte
+		for range 1 + r.IntN(4) {
+			next := []byte(substDigits(r, string(line)))
+			if r.IntN(4) == 0 {
+				next[r.IntN(len(next))] = alphabet[r.IntN(len(alphabet))]
+			}
+			buf = append(append(buf, next...), '\n')
+		}
+		buf = buf[:len(buf)-r.IntN(3)]
+		want := isRepeat(buf, line)
+		require.Equal(t, want, repeatsLine(buf, line), "%q %q", line, buf)
+		n := 0
+		for off := 0; isRepeat(buf[off:], line); off += len(line) + 1 {
+			n++
+		}
+		require.Equal(t, n, countRepeats(buf, line), "%q %q", line, buf)
+		if n > 1 {
+			repeats++
+		}
+	}
+	require.Greater(t, repeats, 10000)
+	for c := range 256 {
+		w := uint64(c) << 24
+		assert.Equal(t, isDigit(byte(c)), digitBytes(w)>>31&1 == 1, "digitBytes(%#x)", c)
+	}
+}
+
+// chunkReader returns its bytes in reads of random sizes, so that a run of
+// repeats is cut at every place by the end of what the Scanner has read.
+type chunkReader struct {
+	r    *rand.Rand
+	data []byte
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.data), 1+c.r.IntN(70000))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// parseChunked is parseWith reading through a chunkReader.
+func parseChunked(t testing.TB, data []byte, seed uint64, filtered bool) string {
+	t.Helper()
+	s := NewScanner(&chunkReader{r: rand.New(rand.NewPCG(seed, 1)), data: data}, ScanOptions{})
+	if !filtered {
+		s.p.pf = nil
+	}
+	var cs []*Crash
+	for s.Next() {
+		cs = append(cs, s.Crash())
+	}
+	require.NoError(t, s.Err())
+	b, err := json.Marshal(cs)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// repeatLines are lines that log loops repeat, and lines whose meaning
+// depends on their digits or on what came before them (a frame number, a
+// glog header, a prefix a neighbour teaches).
+var repeatLines = []string{
+	"start time: Tue Nov 12 14:20:05 CST 2024",
+	"start time: Tue Nov 12 14:20:05 CST 2024 117",
+	"StdoutLogger 2024-11-12 14:20:05,117 Start time: Tue Nov 12 14:20:05 CST 2024",
+	"DEBUG   2025-03-03 10:15:09,145 196     org.apache.hadoop.security.Groups       [main]   Creating new Groups object",
+	"SLF4J: Found binding in [jar:file:/opt/doris/be/lib/java_extensions/preload.jar!/org/slf4j/impl/StaticLoggerBinder.class] 12 345",
+	"SLF4J: See http://www.slf4j.org/codes.html#multiple_bindings for an explanation.",
+	"2025-03-03 10:15:09,145 INFO  [pool-3-thread-1] org.apache.doris.common.jni.JniScanner - scanner opened, batch size 4064",
+	"I0303 10:15:02.118230 140073341400640 daemon.cpp:312] Current memory usage: process 12.3 GB",
+	"W0303 10:15:02.118230 140073341400640 mem_tracker.cpp:12] Memory of process exceed limit. 12 GB",
+	"Tue Nov 12 14:20:05 CST 2024 version doris-2.1.6-rc04(AVX2) RELEASE (build git://x@4f5a6b7)",
+	"    @          0x7e8d9c2 google::(anonymous namespace)::FailureSignalHandler()",
+	" 0# doris::Foo::bar() at /root/be/src/foo.cpp:12",
+	" 1# doris::Foo::bar() at /root/be/src/foo.cpp:12",
+	"#1  0x00005555 in doris::Foo::bar () at foo.cpp:12",
+	"host-1 | DEBUG retry 3 of 10 in 200 ms",
+	"host-1 | DEBUG retry 3 of 10 in 200 ms",
+	"[12345.678901] some kernel chatter 12",
+	"Mar  3 10:15:02 host prog[123]: retried 4 times",
+	"Segmentation fault (core dumped) 12",
+	"tcmalloc: large alloc 1073741824 bytes == 0x7f0e2d7fe700 @  0x7e8d9c2",
+	"be_worker[48390]: segfault at 8 ip 00007f0e2d7fe700 sp 00007f0e2d7fe6f0 error 4 in libc.so[7f0e2d700000+1b0000]",
+	"*** Query id: 1d2c3b4a5e6f7a8b-9c0d1e2f3a4b5c6d ***",
+	"Thread 12 (Thread 0x7f0e2d7fe700 (LWP 4711)):",
+	"Signal 11 received, retrying in 5 s",
+	"   at org.apache.doris.Foo.bar(Foo.java:12)",
+	"Memory of process exceed limit. Used: 12 GB, Limit: 10 GB",
+	"Killed process 4711 (starrocks_be) total-vm:12345kB",
+	"x=12 y=34 &lt;retry&gt; 5",
+	"abcdefg 1",
+	"   \t 12 padded line with blanks first 34",
+	"line with a CR at the end 12\r",
+	"> quoted line 12",
+	"",
+}
+
+// TestRepeatSkipEquivalence: runs of lines equal but for their digits,
+// long enough to cross the Scanner's buffer, between and around crash
+// texts, give the same incidents (line numbers included) with the fast
+// path as with every rule on every line, read whole or in chunks of any
+// size.
+func TestRepeatSkipEquivalence(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	inputs := prefilterInputs(t)
+	var texts [][]byte
+	for _, d := range inputs {
+		texts = append(texts, d)
+	}
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	for round := range rounds {
+		var b bytes.Buffer
+		for b.Len() < 300<<10+round*20<<10 {
+			switch r.IntN(5) {
+			case 0:
+				b.Write(texts[r.IntN(len(texts))])
+				b.WriteByte('\n')
+			case 1:
+				b.WriteString(repeatLines[r.IntN(len(repeatLines))] + "\n")
+			default:
+				l := repeatLines[r.IntN(len(repeatLines))]
+				for range 1 + r.IntN(20000) {
+					if r.IntN(500) == 0 {
+						// An odd one: another length, another line.
+						b.WriteString(repeatLines[r.IntN(len(repeatLines))] + "\n")
+					}
+					b.WriteString(substDigits(r, l) + "\n")
+				}
+			}
+		}
+		data := b.Bytes()
+		want := parseWith(t, data, ScanOptions{}, false)
+		require.Equal(t, want, parseWith(t, data, ScanOptions{}, true), "round %d", round)
+		require.Equal(t, want, parseChunked(t, data, uint64(round), true), "round %d, chunked", round)
+	}
+}
+
+// TestRepeatSkipEngages: on a run of start markers and one of DEBUG lines
+// the Scanner skips most lines at once (the line number jumps), counts
+// them exactly, and a crash after the run gets its line numbers.
+func TestRepeatSkipEngages(t *testing.T) {
+	for _, l := range []string{repeatLines[0], repeatLines[3], repeatLines[4]} {
+		var b bytes.Buffer
+		n := 0
+		for ; b.Len() < 200<<10; n++ {
+			fmt.Fprintf(&b, "%s\n", substDigits(rand.New(rand.NewPCG(uint64(n), 2)), l))
+		}
+		b.WriteString(tailDump)
+		s := NewScanner(bytes.NewReader(b.Bytes()), ScanOptions{})
+		require.True(t, s.step())
+		require.True(t, s.step())
+		assert.Greater(t, s.p.lineNo, 1000, "%q: lines skipped at the second step", l)
+		require.True(t, s.Next())
+		assert.Equal(t, n+1, s.Crash().StartLine, "%q: the crash's first line", l)
+		assert.Equal(t, parseWith(t, b.Bytes(), ScanOptions{}, false), parseWith(t, b.Bytes(), ScanOptions{}, true))
+	}
+}
+
+// TestNormalizeDigitBlind is step 1 of the proof in fastrun.go: when
+// normalizeLine leaves a line whose first byte is no digit as it is, it
+// leaves the line with other digits as it is too.
+func TestNormalizeDigitBlind(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	n := 0
+	for _, data := range prefilterInputs(t) {
+		for _, l := range strings.Split(string(mutate(r, data))+"\n"+string(data), "\n") {
+			if l == "" || isDigit(l[0]) {
+				continue
+			}
+			text, rl, pre := normalizeLine([]byte(l))
+			if rl || pre || len(text) != len(l) {
+				continue
+			}
+			for range 3 {
+				v := substDigits(r, l)
+				text, rl, pre := normalizeLine([]byte(v))
+				require.False(t, rl || pre || len(text) != len(v), "%q is left as it is, %q is not", l, v)
+				n++
+			}
+		}
+	}
+	require.Greater(t, n, 10000)
+}
+
+// TestBlindMatch is step 5: when blindMatch says a line's rule does not
+// depend on its digits, the prefilter finds that rule on the line with
+// other digits.
+func TestBlindMatch(t *testing.T) {
+	p := &parser{}
+	p.init(ScanOptions{})
+	r := rand.New(rand.NewPCG(6, 6))
+	blind, kinds := 0, map[lineKind]bool{}
+	lines := append([]string(nil), repeatLines...)
+	for _, data := range prefilterInputs(t) {
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	for _, l := range lines {
+		tr := trimBlanks(l)
+		if tr == "" || p.pf.scan(l) != 0 {
+			continue
+		}
+		rule, ok := p.pf.blindMatch(tr)
+		if !ok {
+			continue
+		}
+		blind++
+		want := kOther
+		if rule != nil {
+			want = rule.kind
+		}
+		kinds[want] = true
+		for range 3 {
+			v := substDigits(r, l)
+			got, _ := p.pf.match(v, trimBlanks(v), true, p.pf.scan(v), true)
+			gk := kOther
+			if got != nil {
+				gk = got.kind
+			}
+			require.Equal(t, want, gk, "%q vs %q", l, v)
+		}
+	}
+	require.Greater(t, blind, 300)
+	require.True(t, kinds[kStart] && kinds[kOther], "kinds seen: %v", kinds)
+}
+
+// FuzzRepeatSkip: a line repeated with other digits, between two inputs,
+// gives the same incidents with the fast path as without the prefilter.
+func FuzzRepeatSkip(f *testing.F) {
+	for i, l := range repeatLines {
+		f.Add([]byte(l), uint16(300+i*100), uint64(i), []byte(tailDump))
+	}
+	f.Fuzz(func(t *testing.T, line []byte, n uint16, seed uint64, tail []byte) {
+		if bytes.IndexByte(line, '\n') >= 0 || len(line) > 2*maxRunLine {
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, 5))
+		var b bytes.Buffer
+		b.Write(tail)
+		b.WriteByte('\n')
+		for range int(n) {
+			b.WriteString(substDigits(r, string(line)))
+			b.WriteByte('\n')
+		}
+		b.Write(tail)
+		data := b.Bytes()
+		want := parseWith(t, data, ScanOptions{}, false)
+		if got := parseWith(t, data, ScanOptions{}, true); got != want {
+			t.Fatalf("the fast path changes the incidents:\n got %s\nwant %s", got, want)
+		}
+		if got := parseChunked(t, data, seed, true); got != want {
+			t.Fatalf("the fast path changes the incidents (chunked reads):\n got %s\nwant %s", got, want)
+		}
+	})
+}
