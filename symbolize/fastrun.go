@@ -16,8 +16,8 @@ import (
 // next lines are the same line with other digits (the same length, the
 // same bytes but where both have a digit; compared eight bytes at a time)
 // and the state the line left is one that such a line leaves unchanged,
-// those lines are counted and skipped; the last of them is processed
-// normally.
+// those lines are counted and skipped, and the state is set to the one
+// processing them would leave.
 //
 // Why a skipped line changes nothing. Call P the line just processed, S
 // the parser's state after it, and P' a line of the run: P with some
@@ -55,56 +55,63 @@ import (
 //     - kOther (c is not in headerlessStartBytes, so inertKind is true):
 //     the line is inert and learnable: with S's previous line P itself
 //     (prevNo the current line, scanned with hits 0, not cut, idle), P'
-//     is sameAsPrev, keep makes P' the previous line; nothing else moves;
+//     is sameAsPrev, and keep makes P' the previous line, numbered as it,
+//     setting nothing else that S does not hold already;
 //     - any other kind that is inert by its kind alone (no context event,
 //     opens no incident, not kBanner or kTcmalloc, not learnable): the
 //     line forgets the previous line; S must already be so.
 //
-// The skipped lines leave the learner's previous line at P (numbered
-// before the run), not at the last skipped one; the last line of the run,
-// processed normally, then sees no previous line next to it (prevNo is
-// two or more lines back), so it is scanned instead of reusing P's anchors
-// (the same ones: 4) and learn keeps it without comparing: the state after
-// it is the one the full path gives (keep after sameAsPrev). On the other
-// paths the previous line is forgotten already.
+// So after a run of such lines the state is S with the line number of the
+// last one and, on the kOther path, that line as the learner's previous
+// line, numbered as it: skipRepeats sets exactly that, so the state after
+// every step is the one the full path gives (the snapshots of
+// ScanParallel, parallel_state.go, compare equal to it).
 //
 // skipRepeats adds no state to the parser: it decides from S and P alone,
-// right after P, and only moves the reader and the line number. A
-// snapshot of the parser (parallel chunks) needs nothing for it. It only
-// runs when the Scanner reads synchronously (not live) and with the
-// prefilter (the reference path without it, pf nil, never skips, so the
-// equivalence tests compare the fast path with the full one).
-// TestRepeatSkipEquivalence and FuzzRepeatSkip check it.
+// right after P, and only moves the reader, the line number and the
+// learner's previous line. It only runs when the Scanner reads
+// synchronously (not live) and with the prefilter (the reference path
+// without it, pf nil, never skips, so the equivalence tests compare the
+// fast path with the full one). TestRepeatSkipEquivalence and
+// FuzzRepeatSkip check it.
 
 // maxRunLine bounds the lines skipRepeats looks for repeats of.
 const maxRunLine = 1024
 
 // skipRepeats is called by Scanner.step after the physical line line was
 // processed (err is the error of its read): it skips the following lines
-// already in the reader's buffer that repeat line but for their digits,
-// all but the last of them, when they would change nothing (see above).
+// already in the reader's buffer that repeat line but for their digits
+// when they would change nothing (see above).
 func (s *Scanner) skipRepeats(line []byte, truncated bool, err error) {
 	p := &s.p
 	if err != nil || s.live != nil || p.pf == nil || truncated || p.cur != nil {
 		return
 	}
 	n := len(line)
-	if n < 8 || n > maxRunLine || s.br.Buffered() < 2*(n+1) || !repeatFirstByte(line) {
+	if n < 8 || n > maxRunLine || s.br.Buffered() <= n || !repeatFirstByte(line) {
 		return
 	}
 	buf, _ := s.br.Peek(s.br.Buffered())
-	if !repeatsLine(buf, line) || !p.repeatFixed(line) {
+	if !repeatsLine(buf, line) {
+		return
+	}
+	fixed, learner := p.repeatFixed(line)
+	if !fixed {
 		return
 	}
 	k := countRepeats(buf, line)
-	if k < 2 {
+	if k == 0 {
 		return
 	}
-	// Keep the last one for step (see above).
-	if _, err := s.br.Discard((k - 1) * (n + 1)); err != nil {
-		return // cannot happen: the bytes are buffered
+	if learner {
+		// keep: the last line skipped is the previous line.
+		last := buf[(k-1)*(n+1) : (k-1)*(n+1)+n]
+		p.pfx.prev = append(p.pfx.prev[:0], last...)
+		p.pfx.prevNo = p.lineNo + k
 	}
-	p.lineNo += k - 1
+	p.lineNo += k
+	// The bytes are buffered: Discard drops them all (it reads nothing).
+	s.br.Discard(k * (n + 1)) //nolint:errcheck
 }
 
 // repeatFirstByte is the cheap first test of repeatFixed: the line's
@@ -128,27 +135,28 @@ func repeatFirstByte(line []byte) bool {
 // repeatFixed reports whether the parser's state is one that a line equal
 // to line but for its digits leaves unchanged (but for the line number
 // and the prefix learner's previous line), line being the physical line
-// just processed. See the proof above; the numbers are its steps.
-func (p *parser) repeatFixed(line []byte) bool {
+// just processed; learner says that the learner's previous line moves
+// with the run. See the proof above; the numbers are its steps.
+func (p *parser) repeatFixed(line []byte) (fixed, learner bool) {
 	if p.cur != nil || !repeatFirstByte(line) || bytes.IndexByte(line, 0) >= 0 {
-		return false
+		return false, false
 	}
 	// 1, 2.
 	if text, rl, prefixed := normalizeLine(line); rl || prefixed || len(text) != len(line) {
-		return false
+		return false, false
 	}
 	if _, ok := p.pfx.strip(line); ok {
-		return false
+		return false, false
 	}
 	view := unsafe.String(&line[0], len(line))
 	// 4.
 	if p.pf.scan(view) != 0 {
-		return false
+		return false, false
 	}
 	// 5.
 	r, blind := p.pf.blindMatch(trimBlanks(view))
 	if !blind {
-		return false
+		return false, false
 	}
 	k := kOther
 	if r != nil {
@@ -158,14 +166,14 @@ func (p *parser) repeatFixed(line []byte) bool {
 	l := &p.pfx
 	switch {
 	case k == kStart:
-		return !l.hasPrev && p.banner == (banner{}) && len(p.pending) == 0
+		return !l.hasPrev && p.banner == (banner{}) && len(p.pending) == 0, false
 	case k == kOther:
 		return l.hasPrev && l.prevScanned && l.prevHits == 0 && !l.prevCut && l.prevIdle &&
-			l.prevNo == p.lineNo && len(line) <= maxPrefixBytes && bytes.Equal(l.prev, line)
+			l.prevNo == p.lineNo && len(line) <= maxPrefixBytes && bytes.Equal(l.prev, line), true
 	case k != kBanner && k != kTcmalloc && !learnable(k) && !isContextEvent(k) && !startsIncident(k, view, p):
-		return !l.hasPrev
+		return !l.hasPrev, false
 	}
-	return false
+	return false, false
 }
 
 // blindMatch is prefilter.match on a line without anchors (scan == 0),

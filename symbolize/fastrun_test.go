@@ -311,3 +311,50 @@ func FuzzRepeatSkip(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatSkipState: after every step of a Scanner that skips runs, its
+// carried state (parallel_state.go) is the one a parser that processes
+// every line gives at the same line; on runs of start markers, DEBUG and
+// SLF4J lines most lines are skipped.
+func TestRepeatSkipState(t *testing.T) {
+	skippable := []string{repeatLines[0], repeatLines[3], repeatLines[4], repeatLines[5], "abcdefg 1"}
+	for i, set := range [][]string{repeatLines, skippable} {
+		r := rand.New(rand.NewPCG(4, uint64(i)))
+		var b bytes.Buffer
+		for b.Len() < 1<<20 {
+			if r.IntN(8) == 0 {
+				b.WriteString(tailDump)
+				continue
+			}
+			l := set[r.IntN(len(set))]
+			for range 1 + r.IntN(3000) {
+				b.WriteString(substDigits(r, l) + "\n")
+			}
+		}
+		data := b.Bytes()
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		s := NewScanner(bytes.NewReader(data), ScanOptions{})
+		opts := ScanOptions{}
+		opts.fill()
+		ref := &parser{}
+		ref.init(opts)
+		steps, compared := 0, 0
+		for s.step() {
+			steps++
+			for ref.lineNo < s.p.lineNo {
+				ref.physical(bytes.TrimSuffix(lines[ref.lineNo], []byte("\n")), false)
+			}
+			require.Equal(t, len(ref.out), len(s.p.out), "incidents at line %d", s.p.lineNo)
+			ref.out, s.p.out = ref.out[:0], s.p.out[:0]
+			if s.p.cur == nil {
+				c := s.p.snapshot()
+				require.True(t, ref.matches(&c), "state at line %d", s.p.lineNo)
+				compared++
+			}
+		}
+		if i == 1 {
+			assert.Less(t, steps, len(lines)/10, "most lines skipped")
+		}
+		assert.Greater(t, compared, 100)
+	}
+}
