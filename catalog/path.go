@@ -463,11 +463,33 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	var bestHold ruleHold
 	bestW := 0.0
 	var others []string
+	// agree holds, per path, the strongest evidence of any rule that holds
+	// for it: a component shared by several paths (a segment reader, a file
+	// format reader, a segment writer) decides at medium confidence alone and
+	// at high confidence when a root of the same path (a scanner, a load
+	// channel) also holds deeper.
+	var agree [8]struct {
+		path Path
+		w    float64
+		ri   int
+	}
+	nAgree := 0
 	// Rules with a universal frame glob ("*", e.g. sanitizers' T0) hold at
 	// the first named frame after the crash mechanism when their conditions do.
 	consider := func(ri int, h hit) {
 		r := &c.rules[ri]
 		w := h.src.weight() * c.crules[ri].weight
+		k := 0
+		for k < nAgree && agree[k].path != r.Path {
+			k++
+		}
+		if k == nAgree && k < len(agree) {
+			agree[k].path, agree[k].w, agree[k].ri = r.Path, -1, -1
+			nAgree++
+		}
+		if k < nAgree && w > agree[k].w {
+			agree[k].w, agree[k].ri = w, ri
+		}
 		if best < 0 || better(r, int(h.frame), w, &c.rules[best], bestHold.at, bestW) {
 			if best >= 0 {
 				others = append(others, c.rules[best].ID)
@@ -517,6 +539,12 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		r := &c.rules[best]
 		v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
 		v.PathConfidence = confidenceOf(bestW)
+		corroborated := -1
+		for k := 0; k < nAgree; k++ {
+			if agree[k].path == r.Path && agree[k].ri != best && confidenceOf(agree[k].w) == ConfidenceHigh && v.PathConfidence != ConfidenceHigh {
+				v.PathConfidence, corroborated = ConfidenceHigh, agree[k].ri
+			}
+		}
 		at, h := bestHold.at, bestHold.h
 		// Built by hand: this line is written for every crash and fmt was a
 		// fifth of the classification's time.
@@ -552,6 +580,10 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(strconv.FormatFloat(bestW, 'f', 2, 64))
 		b.WriteString(", confidence ")
 		b.WriteString(string(v.PathConfidence))
+		if corroborated >= 0 {
+			b.WriteString(", corroborated by rule ")
+			b.WriteString(c.rules[corroborated].ID)
+		}
 		b.WriteString("); ")
 		b.WriteString(r.Why)
 		v.Evidence = append(v.Evidence, b.String())

@@ -265,3 +265,43 @@ func TestWorkAboveCrashFrame(t *testing.T) {
 	assert.Equal(t, 1, st.workStart([]string{"__GI_abort", "std::vector::_M_realloc_insert", "doris::Foo::bar"}, 2), "and at a mechanism frame")
 	assert.Equal(t, 0, st.workStart([]string{"doris::Foo::bar"}, 0))
 }
+
+// TestSharedComponentConfidence: a component several paths share (a
+// segment reader: scans, compactions and schema changes read segments; a
+// segment writer: loads, compactions and schema changes write them) decides
+// at medium confidence alone and at high when a root of the same path holds
+// deeper.
+func TestSharedComponentConfidence(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	cases := []struct {
+		name   string
+		frames []symbolize.Frame
+		path   Path
+		conf   Confidence
+		corr   string
+	}{
+		{"a segment reader alone", framesNamed("doris::segment_v2::ColumnReader::read_page(doris::segment_v2::ColumnIteratorOptions const&, doris::segment_v2::PagePointer const&, doris::segment_v2::PageHandle*, doris::Slice*, doris::segment_v2::PageFooterPB*, doris::BlockCompressionCodec*) const"),
+			PathScan, ConfidenceMedium, ""},
+		{"a segment reader under a scanner", framesNamed("doris::segment_v2::ColumnReader::read_page(doris::segment_v2::ColumnIteratorOptions const&, doris::segment_v2::PagePointer const&, doris::segment_v2::PageHandle*, doris::Slice*, doris::segment_v2::PageFooterPB*, doris::BlockCompressionCodec*) const",
+			"doris::vectorized::OlapScanner::_get_block_impl(doris::RuntimeState*, doris::vectorized::Block*, bool*)"), PathScan, ConfidenceHigh, "scan-scanner"},
+		{"a segment reader under a compaction is the compaction's", framesNamed("doris::segment_v2::ColumnReader::read_page(doris::segment_v2::ColumnIteratorOptions const&, doris::segment_v2::PagePointer const&, doris::segment_v2::PageHandle*, doris::Slice*, doris::segment_v2::PageFooterPB*, doris::BlockCompressionCodec*) const",
+			"doris::Merger::vmerge_rowsets(std::shared_ptr<doris::BaseTablet>, doris::ReaderType, doris::TabletSchema const&, std::vector<std::shared_ptr<doris::RowsetReader>> const&, doris::RowsetWriter*, doris::Merger::Statistics*)"), PathBackground, ConfidenceHigh, ""},
+		{"a segment writer alone", framesNamed("starrocks::ScalarColumnWriter::append(starrocks::Column const&)"), PathLoad, ConfidenceMedium, ""},
+		{"a segment writer under a delta writer", framesNamed("starrocks::ScalarColumnWriter::append(starrocks::Column const&)", "starrocks::DeltaWriter::flush_memtable_async(bool)"), PathLoad, ConfidenceHigh, ""}, // the load root wins itself (priority 60)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &symbolize.Crash{QueryID: "1-2", Threads: []symbolize.Thread{{Crashed: true, Frames: tc.frames}}}
+			v := c.Classify(cr, signature.Signature{})
+			ev := strings.Join(v.Evidence, "\n")
+			assert.Equal(t, tc.path, v.Path, ev)
+			assert.Equal(t, tc.conf, v.PathConfidence, ev)
+			if tc.corr != "" {
+				assert.Contains(t, ev, "corroborated by rule "+tc.corr, ev)
+			} else {
+				assert.NotContains(t, ev, "corroborated", ev)
+			}
+		})
+	}
+}
