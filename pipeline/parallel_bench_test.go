@@ -89,10 +89,15 @@ func benchMB() int64 {
 
 // BenchmarkClassifyParallel classifies about 1 GiB of generated be.out
 // (CRASHSIG_BENCH_MB) with Jobs = GOMAXPROCS: as one file, and split in
-// 8 files. Run it with -cpu 1,2 and compare: one input is scanned by one
-// goroutine, several inputs are read at once.
+// 8 files. Run it with -cpu 1,2 and compare: several inputs are read at
+// once, and one file of 256 MiB or more is scanned in chunks
+// (symbolize.ScanParallel). With two or more cores, one-file-ratio runs
+// the one file with one core (GOMAXPROCS 1, Jobs 1) and with all of them
+// alternately in each iteration and reports the ratio of their times,
+// wall and CPU, in the same run: on a shared machine the load changes
+// less within one iteration than between two benchmark runs.
 //
-//	go test ./pipeline -run XXX -bench ClassifyParallel -benchtime 1x -count 3 -cpu 1,2
+//	go test ./pipeline -run XXX -bench ClassifyParallel -benchtime 3x -count 2 -cpu 1,2
 func BenchmarkClassifyParallel(b *testing.B) {
 	texts := corpusTexts(b)
 	size := benchMB() << 20
@@ -129,6 +134,37 @@ func BenchmarkClassifyParallel(b *testing.B) {
 	}
 	b.Run("one-file", func(b *testing.B) { run(b, []string{one}) })
 	b.Run("8-files", func(b *testing.B) { run(b, eight) })
+	if cores := runtime.GOMAXPROCS(0); cores > 1 {
+		b.Run("one-file-ratio", func(b *testing.B) {
+			// classify runs the one file with n cores and returns its
+			// wall and CPU time.
+			classify := func(n int) (time.Duration, time.Duration) {
+				prev := runtime.GOMAXPROCS(n)
+				defer runtime.GOMAXPROCS(prev)
+				p, err := New(context.Background(), Options{NoSystemDebugDirs: true, Jobs: n})
+				require.NoError(b, err)
+				defer p.Close()
+				t0, c0 := time.Now(), cpuTime()
+				for r, err := range p.Run(context.Background(), nil, one) {
+					require.NoError(b, err)
+					require.NotNil(b, r)
+				}
+				return time.Since(t0), cpuTime() - c0
+			}
+			var w1, w2, c1, c2 time.Duration
+			for b.Loop() {
+				w, c := classify(1)
+				w1, c1 = w1+w, c1+c
+				w, c = classify(cores)
+				w2, c2 = w2+w, c2+c
+			}
+			b.ReportMetric(w1.Seconds()/float64(b.N), "1core-s/op")
+			b.ReportMetric(w2.Seconds()/float64(b.N), "ncore-s/op")
+			b.ReportMetric(w1.Seconds()/w2.Seconds(), "x-faster")
+			b.ReportMetric(c1.Seconds()/float64(b.N), "1core-cpu-s/op")
+			b.ReportMetric(c2.Seconds()/float64(b.N), "ncore-cpu-s/op")
+		})
+	}
 }
 
 // TestRunJobsConstantMemory: reading several large inputs at once keeps

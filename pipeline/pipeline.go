@@ -87,10 +87,18 @@ type Options struct {
 	// Jobs is how many inputs Run reads at once; 0 or 1 reads one at a
 	// time. Whatever Jobs is, Run yields the same sequence: the Results of
 	// each input in input order, with at most Jobs×64 Results held ahead
-	// of the consumer. One input is always scanned by one goroutine (see
-	// README, "Parallel classification").
+	// of the consumer. A file of ChunkScanBytes or more, on disk and not
+	// compressed, is also scanned by Jobs goroutines at once, in chunks
+	// (symbolize.ScanParallel), with the same Results.
 	Jobs int
+	// ChunkScanBytes is the size from which a file is scanned in chunks
+	// when Jobs > 1; 0 means DefaultChunkScanBytes, a negative value never.
+	ChunkScanBytes int64
 }
+
+// DefaultChunkScanBytes is Options.ChunkScanBytes by default: a file
+// smaller than this is scanned in well under a second by one goroutine.
+const DefaultChunkScanBytes = 256 << 20
 
 // Progress counts what a Pipeline has read. Its methods are safe to call
 // while the pipeline runs.
@@ -348,7 +356,59 @@ func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yie
 		yield(r, nil)
 		return
 	}
+	if size := p.chunkScanSize(in); size > 0 {
+		p.textChunks(ctx, in, size, yield)
+		return
+	}
 	p.text(ctx, in.Name, in.Reader(), idle, yield)
+}
+
+// chunkScanSize returns the size of in when it is to be scanned in chunks
+// (Options.ChunkScanBytes), else 0.
+func (p *Pipeline) chunkScanSize(in *Input) int64 {
+	limit := p.opts.ChunkScanBytes
+	if limit == 0 {
+		limit = DefaultChunkScanBytes
+	}
+	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Kind != ContentText {
+		return 0
+	}
+	st, err := in.file.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() < limit {
+		return 0
+	}
+	return st.Size()
+}
+
+// textChunks is text for a large file on disk: symbolize.ScanParallel
+// reads it at its offsets with Options.Jobs goroutines, the Results are
+// the same.
+func (p *Pipeline) textChunks(ctx context.Context, in *Input, size int64, yield func(*Result, error) bool) {
+	so := p.opts.Scan
+	so.Source = in.Name
+	if in.count != nil {
+		// The first bytes were counted as the input was identified.
+		if off, err := in.file.Seek(0, io.SeekCurrent); err == nil {
+			defer in.count.Add(size - off)
+		}
+	}
+	for c, err := range symbolize.ScanParallel(ctx, in.file, size, so, symbolize.ParallelOptions{Workers: p.opts.Jobs}) {
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				yield(nil, err)
+				return
+			}
+			yield(nil, inputError(in.Name, err))
+			return
+		}
+		res, err := p.Complete(ctx, c)
+		if err == nil {
+			p.count()
+		}
+		if !yield(res, err) {
+			return
+		}
+	}
 }
 
 func (p *Pipeline) count() {

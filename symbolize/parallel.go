@@ -201,23 +201,42 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 
 // scanChunk is a worker's work on one chunk: read it, count its lines,
 // find its line starts, scan it from a guessed state recording
-// snapshots. It returns the read buffer for the next chunk.
+// snapshots. buf is the worker's read buffer; it returns it for the next
+// chunk.
 func (m *merger) scanChunk(j *chunkJob, buf []byte) []byte {
 	defer close(j.done)
-	// buf holds [a-1, b) (from 0 for the first chunk): the byte before
-	// a says whether a line starts at a.
-	from := max(j.a-1, 0)
-	n := int(j.b - from)
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	if cap(buf) < countPiece {
+		buf = make([]byte, countPiece)
 	}
-	buf = buf[:n]
-	err := readFull(m.r, buf, from)
-	count := int64(-1)
-	if err == nil && n > 0 {
-		count = int64(bytes.Count(buf[:n-1], []byte{'\n'}))
-	} else if err == nil {
-		count = 0
+	// The chunk is read twice, in pieces that stay in the processor's
+	// cache: once here to count its newlines in [a-1, b-1) (from 0 for
+	// the first chunk: the byte before a says whether a line starts at
+	// a), once by the scan. Reading it once into a buffer of its size
+	// costs more: the copies then go through main memory.
+	from := max(j.a-1, 0)
+	count, first := int64(0), int64(-1) // first: the first newline in [a-1, b-1)
+	lastNL := false                     // byte b-1 is a newline
+	var err error
+	for off := from; off < j.b && err == nil; {
+		piece := buf[:min(int64(len(buf)), j.b-off)]
+		if err = readFull(m.r, piece, off); err != nil {
+			break
+		}
+		body := piece
+		if off+int64(len(piece)) == j.b {
+			body = piece[:len(piece)-1]
+			lastNL = piece[len(piece)-1] == '\n'
+		}
+		if first < 0 {
+			if k := bytes.IndexByte(body, '\n'); k >= 0 {
+				first = off + int64(k)
+			}
+		}
+		count += int64(bytes.Count(body, []byte{'\n'}))
+		off += int64(len(piece))
+	}
+	if err != nil {
+		count = -1
 	}
 	// The newlines before a-1 come from the chunks before.
 	before := int64(0)
@@ -246,16 +265,15 @@ func (m *merger) scanChunk(j *chunkJob, buf []byte) []byte {
 	// The chunk's lines: those starting in [a, b).
 	lines := int64(0) // lines before start
 	if j.idx > 0 {
-		k := bytes.IndexByte(buf[:n-1], '\n')
-		if k < 0 {
+		if first < 0 {
 			j.empty = true
 			return buf
 		}
-		j.start = from + int64(k) + 1
+		j.start = first + 1
 		lines = before + 1 // the newline at start-1 is the first after a-1
 	}
 	j.end = j.b
-	if j.b < m.size && (n == 0 || buf[n-1] != '\n') {
+	if j.b < m.size && (j.b == from || !lastNL) {
 		// The line crossing b is the chunk's: find its end.
 		end, err := m.lineEnd(j.b)
 		if err != nil {
@@ -264,10 +282,7 @@ func (m *merger) scanChunk(j *chunkJob, buf []byte) []byte {
 		}
 		j.end = end
 	}
-	var rd io.Reader = bytes.NewReader(buf[j.start-from:])
-	if j.end > j.b {
-		rd = io.MultiReader(rd, io.NewSectionReader(m.r, j.b, j.end-j.b))
-	}
+	rd := io.NewSectionReader(m.r, j.start, j.end-j.start)
 	s := m.newScanner(rd, int(lines)+1)
 	if j.idx > 0 {
 		m.mu.Lock()
@@ -305,6 +320,9 @@ func (m *merger) scanChunk(j *chunkJob, buf []byte) []byte {
 	j.s = s
 	return buf
 }
+
+// countPiece is the size of the reads that count a chunk's lines.
+const countPiece = 128 << 10
 
 // maxSnapGap is the most lines between two snapshots of a chunk's scan:
 // they are taken at the first idle boundaries, then ever less often.
