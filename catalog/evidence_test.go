@@ -347,8 +347,7 @@ paths:
 // knownOverfit are default rules that only the log they were taught by
 // matches, with the reason they stay.
 var knownOverfit = map[string]string{
-	"background-queue-gauges":           "rests on one source fact (only GlobalDriverExecutor's metric gauges call the queues' size()); the corpus has one such crash",
-	"background-file-cache-maintenance": "names the Doris file cache's maintenance functions from the sources (block_file_cache.h: the cache's own background threads and the admin clear/reset actions, TestDefaultPathRulesFromSources); the corpus has one such crash",
+	"background-queue-gauges": "rests on one source fact (only GlobalDriverExecutor's metric gauges call the queues' size()); the corpus has one such crash",
 }
 
 func TestMechanismEndWholeNames(t *testing.T) {
