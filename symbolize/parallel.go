@@ -29,19 +29,18 @@ type ParallelOptions struct {
 // enough that Workers chunks in flight stay a few MiB.
 const DefaultChunkBytes = 4 << 20
 
-// ParallelStats says how a ScanParallel went: how much of the input was
-// scanned twice.
+// ParallelStats says how a ScanParallel went.
 type ParallelStats struct {
 	// Chunks is the number of chunks holding at least one line start.
 	Chunks int
-	// Adopted is how many chunks after the first were handed over to: the
-	// in-order scan reached a line where its state equalled the chunk's
-	// own scan, whose incidents were taken from there on.
+	// Adopted is how many chunks the in-order scan skipped lines of by
+	// taking the state a worker's scan of the chunk had there.
 	Adopted int
-	// ContinuedLines is how many lines the in-order scan read in chunks
-	// after the first: before each hand-over, and through every chunk
-	// with none. With chunks of megabytes they are a small part of the
-	// input, unless the state never agrees (see ScanParallel).
+	// ContinuedLines is how many lines the in-order scan read itself:
+	// incidents, the lines before it could take a worker's state in each
+	// chunk, and whole chunks where it never could. With chunks of
+	// megabytes and incidents far apart they are a small part of the
+	// input.
 	ContinuedLines int64
 }
 
@@ -54,25 +53,29 @@ type ParallelStats struct {
 // is a file that ends. Leaving the loop early stops the workers.
 //
 // How it stays exact. r is cut into chunks of par.ChunkBytes, each moved
-// to the next line start; workers count the lines of each chunk (so that
-// every chunk's line numbers are those of the single pass, see
-// ScanOptions.FirstLine) and scan it from a guessed state: the long-lived
-// part of the state — startup banner, context events waiting for an
-// incident, learned line prefix — at the end of the last chunk a worker
-// finished. On the way each worker records a snapshot of the whole state
-// the scanner carries between lines (every field that decides later
-// output; see carried) at some of the line boundaries where no incident
-// is open, with how many incidents it had finished by then. One in-order
-// scan — the first chunk's, whose state is the real one — goes on past
-// the end of its chunk into the next one, line by line, until it reaches
-// a recorded boundary where its own state equals the snapshot. From that
-// line on the two scans would do the same thing with the same bytes, so
-// the chunk's own incidents after the boundary are taken, its scanner
-// becomes the in-order one and goes on into the chunk after it. When no
-// snapshot is equal (a dump longer than the chunk, a banner the guess did
-// not hold) the in-order scan reads the whole chunk itself: still exact,
-// only not parallel there. Memory is bounded by the chunks in flight
-// (2×Workers+1 chunks, their incidents and one read buffer per worker).
+// to the next line start. Workers scan the chunks, numbering lines from
+// the chunk's start, from a guessed state: the long-lived part of the
+// state — startup banner, learned line prefix — the in-order scan had at
+// the end of the latest chunk it finished. On the way a worker records,
+// at some of the line boundaries where no incident is open, a snapshot of
+// the whole state the scanner carries between lines (every field that
+// decides later output, see carried), the file offset there, and how many
+// incidents it had finished by then; the incidents themselves are
+// dropped. One in-order scan reads the input for real, from the start.
+// When it reaches a recorded boundary of a chunk in a state equal to the
+// snapshot (line numbers moved by where the chunk starts), it would do
+// from there exactly what the worker did, so it takes the state of the
+// furthest snapshot before the worker's next incident (moving its line
+// numbers) and goes on reading at that snapshot's offset: it reads the
+// incidents itself, with the right line numbers, and skips the lines
+// between them. The parser does not depend on where line numbering
+// starts, only on differences of line numbers (TestParallelEquivalence
+// and FuzzParallel check the whole construction against the single
+// pass). Where no snapshot is equal (a dump longer than a chunk, a banner
+// or prefix the guess did not hold) the in-order scan reads the lines
+// itself: still exact, only not parallel there. Memory is bounded by the
+// chunks in flight (2×Workers+1 chunks, their snapshots, one read buffer
+// per worker).
 func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) iter.Seq2[*Crash, error] {
 	return func(yield func(*Crash, error) bool) {
 		m := newMerger(ctx, r, size, opts, par)
@@ -85,30 +88,26 @@ func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptio
 }
 
 // chunkJob is one chunk: its nominal byte range [a, b), and, once done,
-// its scan.
+// what its worker found.
 type chunkJob struct {
 	idx  int
 	a, b int64
-	prev *chunkJob // until counted: the chunk before
-	// counted is closed when nlBefore is known: the number of newlines
-	// in [0, b-1), -1 when a read failed.
-	counted  chan struct{}
-	nlBefore int64
-	done     chan struct{}
+	done chan struct{}
 	// The results, valid once done is closed.
 	empty      bool  // no line starts in [a, b)
 	start, end int64 // the lines of the chunk, when not empty
 	failed     bool  // a read failed: the in-order scan reads on itself
-	adopted    bool  // set by the in-order scan when it handed over to s
-	s          *Scanner
-	crashes    []*Crash
 	snaps      []chunkSnap
+	rescanned  bool // scanned again from a better guess
 }
 
-// chunkSnap is a snapshot taken at an idle line boundary with the number
-// of Crashes the chunk's scan had finished by then.
+// chunkSnap is a snapshot taken at an idle line boundary of a chunk's
+// scan (its line numbers counted from the chunk's start), with the file
+// offset of the next line and the number of Crashes the scan had
+// finished by then.
 type chunkSnap struct {
 	c    carried
+	off  int64
 	outs int
 }
 
@@ -126,8 +125,8 @@ type merger struct {
 	stats  ParallelStats
 
 	mu     sync.Mutex
-	seedAt int // index of the chunk seed was taken from, -1 when none
-	seed   *carried
+	seed   *carried // the in-order scan's latest state at a chunk's end
+	seedAt int      // that chunk's index
 }
 
 func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) *merger {
@@ -150,12 +149,9 @@ func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions,
 		defer m.wg.Done()
 		defer close(m.queue)
 		defer close(work)
-		var prev *chunkJob
 		for i := 0; int64(i)*chunk < size || i == 0; i++ {
 			a := int64(i) * chunk
-			j := &chunkJob{idx: i, a: a, b: min(size, a+chunk), prev: prev,
-				counted: make(chan struct{}), done: make(chan struct{})}
-			prev = j
+			j := &chunkJob{idx: i, a: a, b: min(size, a+chunk), done: make(chan struct{})}
 			select {
 			case m.queue <- j:
 			case <-inner.Done():
@@ -172,9 +168,9 @@ func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions,
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			var buf []byte
+			w := &worker{}
 			for j := range work {
-				buf = m.scanChunk(j, buf)
+				m.scanChunk(j, w)
 			}
 		}()
 	}
@@ -199,141 +195,177 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 	return err
 }
 
-// scanChunk is a worker's work on one chunk: read it, count its lines,
-// find its line starts, scan it from a guessed state recording
-// snapshots. buf is the worker's read buffer; it returns it for the next
-// chunk.
-func (m *merger) scanChunk(j *chunkJob, buf []byte) []byte {
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// worker is what a worker keeps from one chunk to the next: its read
+// buffers (a new one per chunk costs page faults and cache misses).
+type worker struct {
+	buf []byte
+	s   *Scanner
+}
+
+// scanChunk is a worker's work on one chunk: find its line starts, scan
+// it from a guessed state, record snapshots.
+func (m *merger) scanChunk(j *chunkJob, w *worker) {
 	defer close(j.done)
-	if cap(buf) < countPiece {
-		buf = make([]byte, countPiece)
+	if w.buf == nil {
+		w.buf = make([]byte, findPiece)
 	}
-	// The chunk is read twice, in pieces that stay in the processor's
-	// cache: once here to count its newlines in [a-1, b-1) (from 0 for
-	// the first chunk: the byte before a says whether a line starts at
-	// a), once by the scan. Reading it once into a buffer of its size
-	// costs more: the copies then go through main memory.
-	from := max(j.a-1, 0)
-	count, first := int64(0), int64(-1) // first: the first newline in [a-1, b-1)
-	lastNL := false                     // byte b-1 is a newline
-	var err error
-	for off := from; off < j.b && err == nil; {
-		piece := buf[:min(int64(len(buf)), j.b-off)]
-		if err = readFull(m.r, piece, off); err != nil {
-			break
-		}
-		body := piece
-		if off+int64(len(piece)) == j.b {
-			body = piece[:len(piece)-1]
-			lastNL = piece[len(piece)-1] == '\n'
-		}
-		if first < 0 {
-			if k := bytes.IndexByte(body, '\n'); k >= 0 {
-				first = off + int64(k)
-			}
-		}
-		count += int64(bytes.Count(body, []byte{'\n'}))
-		off += int64(len(piece))
-	}
-	if err != nil {
-		count = -1
-	}
-	// The newlines before a-1 come from the chunks before.
-	before := int64(0)
-	if j.prev != nil {
-		select {
-		case <-j.prev.counted:
-		case <-m.ctx.Done():
-			j.failed = true
-			j.nlBefore = -1
-			close(j.counted)
-			return buf
-		}
-		before = j.prev.nlBefore
-	}
-	j.prev = nil
-	if before < 0 || count < 0 {
-		j.nlBefore = -1
-	} else {
-		j.nlBefore = before + count
-	}
-	close(j.counted)
-	if err != nil || before < 0 {
-		j.failed = true
-		return buf
-	}
-	// The chunk's lines: those starting in [a, b).
-	lines := int64(0) // lines before start
+	buf := w.buf
+	// The chunk's lines are those starting in [a, b): its first line
+	// starts after the first newline at or after a-1.
 	if j.idx > 0 {
-		if first < 0 {
-			j.empty = true
-			return buf
-		}
-		j.start = first + 1
-		lines = before + 1 // the newline at start-1 is the first after a-1
-	}
-	j.end = j.b
-	if j.b < m.size && (j.b == from || !lastNL) {
-		// The line crossing b is the chunk's: find its end.
-		end, err := m.lineEnd(j.b)
+		nl, err := m.lineEnd(j.a-1, buf)
 		if err != nil {
 			j.failed = true
-			return buf
+			return
+		}
+		if nl >= j.b {
+			j.empty = true
+			return
+		}
+		j.start = nl
+	}
+	j.end = j.b
+	if j.b < m.size {
+		end, err := m.lineEnd(j.b-1, buf)
+		if err != nil {
+			j.failed = true
+			return
 		}
 		j.end = end
 	}
-	rd := io.NewSectionReader(m.r, j.start, j.end-j.start)
-	s := m.newScanner(rd, int(lines)+1)
-	if j.idx > 0 {
-		m.mu.Lock()
-		if m.seed != nil && m.seedAt < j.idx {
-			s.p.seed(m.seed, int(lines))
-		}
-
-		m.mu.Unlock()
+	if j.start >= j.end {
+		j.empty = true
+		return
 	}
-	gap, next := 1, s.p.lineNo+1
+	m.mu.Lock()
+	seed, seedAt := m.seed, m.seedAt
+	m.mu.Unlock()
+	if j.idx == 0 {
+		seed = nil
+	}
+	if !m.scanLines(j, w, seed) {
+		return
+	}
+	// When the in-order scan has meanwhile finished the chunk before and
+	// its state there differs from the guess in what lasts (a prefix
+	// learned or a banner seen in between), the snapshots would never
+	// match: scan again from the state now known, in parallel with the
+	// in-order scan, rather than leave it to read the whole chunk.
+	m.mu.Lock()
+	now, nowAt := m.seed, m.seedAt
+	m.mu.Unlock()
+	if j.idx > 0 && nowAt == j.idx-1 && nowAt != seedAt && now != nil && (seed == nil || now.banner != seed.banner || now.shape != seed.shape) {
+		j.snaps = j.snaps[:0]
+		j.rescanned = true
+		m.scanLines(j, w, now)
+	}
+}
+
+// scanLines scans the lines of chunk j from the state seed (nil: the
+// initial state) and records its snapshots. It returns false when the
+// chunk failed.
+func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
+	raw := &countingReader{r: io.NewSectionReader(m.r, j.start, j.end-j.start)}
+	sq := &countingReader{r: &holeSqueezer{r: raw}}
+	if w.s == nil {
+		w.s = m.newScanner(sq, 1)
+	} else {
+		w.s.br.Reset(sq)
+		w.s.err = nil
+		out := w.s.p.out[:0]
+		w.s.p = parser{out: out}
+		opts := m.opts
+		opts.FirstLine = 1
+		opts.fill()
+		w.s.p.init(opts)
+	}
+	s := w.s
+	if seed != nil {
+		s.p.seed(seed)
+	}
+	// Snapshots are dense after the chunk's start and after each
+	// incident, where the in-order scan looks for an equal state; in a
+	// long stretch without incidents only the latest is kept, the one the
+	// in-order scan skips to.
+	outs, dense := 0, 0
+	gap, next := 1, 1
+	snap := func() {
+		// The offset of the next line is known while the squeezer has
+		// removed no NUL: then the bytes read are the bytes passed on.
+		if raw.n != sq.n {
+			return
+		}
+		off := j.start + sq.n - int64(s.br.Buffered())
+		if n := len(j.snaps); n > 0 && j.snaps[n-1].outs == outs && dense >= denseSnaps {
+			last := &j.snaps[n-1]
+			s.p.snapshotInto(&last.c)
+			last.off = off
+			return
+		}
+		j.snaps = append(j.snaps, chunkSnap{c: s.p.snapshot(), off: off, outs: outs})
+		dense++
+	}
 	for steps := 1; ; steps++ {
 		more := s.step()
 		if len(s.p.out) > 0 {
-			j.crashes = append(j.crashes, s.p.out...)
+			outs += len(s.p.out)
 			clear(s.p.out)
 			s.p.out = s.p.out[:0]
+			gap, next, dense = 1, s.p.lineNo, 0
 		}
 		if s.err != nil {
 			j.failed = true
-			return buf
-		}
-		if j.idx > 0 && s.p.lineNo >= next && s.p.idleBoundary() {
-			j.snaps = append(j.snaps, chunkSnap{c: s.p.snapshot(), outs: len(j.crashes)})
-			next = s.p.lineNo + gap
-			gap = min(2*gap, maxSnapGap)
+			return false
 		}
 		if !more {
 			break
 		}
+		if s.p.lineNo >= next && s.p.idleBoundary() {
+			snap()
+			next = s.p.lineNo + gap
+			gap = min(2*gap, maxSnapGap)
+		}
 		if steps%4096 == 0 && m.ctx.Err() != nil {
 			j.failed = true
-			return buf
+			return false
 		}
 	}
-	j.s = s
-	return buf
+	// The chunk's end, where the in-order scan goes on into the next one.
+	if s.p.idleBoundary() && (len(j.snaps) == 0 || j.snaps[len(j.snaps)-1].c.lineNo != s.p.lineNo) {
+		snap()
+	}
+	return true
 }
 
-// countPiece is the size of the reads that count a chunk's lines.
-const countPiece = 128 << 10
+// findPiece is the size of the reads that look for a line's end.
+const findPiece = 32 << 10
 
 // maxSnapGap is the most lines between two snapshots of a chunk's scan:
-// they are taken at the first idle boundaries, then ever less often.
-const maxSnapGap = 256
+// they are taken at the first idle boundaries, then ever less often;
+// denseSnaps are kept after the chunk's start and after each incident.
+const (
+	maxSnapGap = 256
+	denseSnaps = 12
+)
 
 // lineEnd returns the offset after the first newline at or after off
-// (the size of r when there is none).
-func (m *merger) lineEnd(off int64) (int64, error) {
-	var piece [32 << 10]byte
+// (the size of r when there is none), reading into buf.
+func (m *merger) lineEnd(off int64, buf []byte) (int64, error) {
+	off = max(off, 0)
 	for off < m.size {
-		b := piece[:min(int64(len(piece)), m.size-off)]
+		b := buf[:min(int64(len(buf)), m.size-off)]
 		if err := readFull(m.r, b, off); err != nil {
 			return 0, err
 		}
@@ -345,13 +377,11 @@ func (m *merger) lineEnd(off int64) (int64, error) {
 	return m.size, nil
 }
 
-// run is the in-order scan: it takes the chunks in order, continues its
-// scanner into each until it can hand over, and yields the Crashes.
+// run is the in-order scan: it takes the chunks in order, reads each,
+// skipping what it can by the chunk's snapshots, and yields the Crashes.
 func (m *merger) run(yield func(*Crash, error) bool) {
-	var (
-		cur *Scanner // its state is the single pass's at pos
-		pos int64
-	)
+	cur := m.newScanner(nil, 1) // its state is the single pass's at pos
+	pos := int64(0)
 	emit := func(cs []*Crash) bool {
 		for _, c := range cs {
 			if !yield(c, nil) {
@@ -363,9 +393,6 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 	// finish ends the scan as a Scanner does: the open incident cut by the
 	// end of the input (or stopped by the caller), then the error.
 	finish := func(err error) {
-		if cur == nil {
-			cur = m.newScanner(nil, 1)
-		}
 		out := cur.p.finish(err == nil || errors.Is(err, ErrRead))
 		if emit(out) && err != nil {
 			yield(nil, err)
@@ -384,10 +411,7 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 			// Read on alone from pos to the end: a read error shows where
 			// a single pass would see it.
 			m.cancel()
-			if cur == nil {
-				cur = m.newScanner(nil, 1)
-			}
-			if ok, err := m.continueScan(cur, io.NewSectionReader(m.r, pos, m.size-pos), nil, emit); ok {
+			if ok, err := m.readChunk(cur, pos, m.size, nil, emit); ok {
 				finish(err)
 			}
 			return
@@ -396,21 +420,12 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 			continue
 		}
 		m.stats.Chunks++
-		if cur == nil {
-			// The first chunk: scanned from the start, its state is real.
-			if !emit(j.crashes) {
-				return
-			}
-			cur, pos = j.s, j.end
-			m.publishSeed(j.idx, cur)
-			continue
-		}
 		if pos != j.start {
 			// Cannot happen: chunks follow each other at line starts.
 			finish(fmt.Errorf("crashsig: parallel scan lost its place at byte %d (chunk at %d)", pos, j.start))
 			return
 		}
-		ok, err := m.continueScan(cur, io.NewSectionReader(m.r, j.start, j.end-j.start), j, emit)
+		ok, err := m.readChunk(cur, j.start, j.end, j, emit)
 		if !ok {
 			return
 		}
@@ -418,30 +433,27 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 			finish(err)
 			return
 		}
-		if j.adopted {
-			m.stats.Adopted++
-			cur = j.s
-		}
 		pos = j.end
-		j.crashes, j.snaps, j.s = nil, nil, nil
+		j.snaps = nil
 		m.publishSeed(j.idx, cur)
 	}
 	finish(m.parent.Err())
 }
 
-// continueScan reads the lines of rd with s, the in-order scanner, and
-// emits what it finishes. With a chunk j it compares its state with j's
-// snapshots at the same lines and, at the first equal one, emits j's
-// Crashes after it and stops: j.adopted says so, and j.s is then the
-// in-order scanner. It returns false when the consumer left, and the
-// read or context error that stopped it.
-func (m *merger) continueScan(s *Scanner, rd io.Reader, j *chunkJob, emit func([]*Crash) bool) (bool, error) {
-	s.br.Reset(&holeSqueezer{r: rd})
+// readChunk reads [from, end) with s, the in-order scanner, and emits what
+// it finishes. With a chunk j, at each of j's snapshots where its state
+// equals the snapshot's (line numbers moved by the lines before the
+// chunk), it takes the state of the furthest snapshot before j's next
+// incident and reads on from there. It returns false when the consumer
+// left, and the read or context error that stopped it.
+func (m *merger) readChunk(s *Scanner, from, end int64, j *chunkJob, emit func([]*Crash) bool) (bool, error) {
+	s.br.Reset(&holeSqueezer{r: io.NewSectionReader(m.r, from, end-from)})
 	var snaps []chunkSnap
 	if j != nil {
 		snaps = j.snaps
 	}
-	k := 0
+	base := s.p.lineNo // the lines before the chunk
+	k, adopted := 0, false
 	for steps := 1; ; steps++ {
 		before := s.p.lineNo
 		more := s.step()
@@ -456,12 +468,29 @@ func (m *merger) continueScan(s *Scanner, rd io.Reader, j *chunkJob, emit func([
 		if s.err != nil {
 			return true, s.err
 		}
-		for k < len(snaps) && snaps[k].c.lineNo < s.p.lineNo {
+		for k < len(snaps) && base+snaps[k].c.lineNo < s.p.lineNo {
 			k++
 		}
-		if k < len(snaps) && snaps[k].c.lineNo == s.p.lineNo && s.p.matches(&snaps[k].c) {
-			j.adopted = true
-			return emit(j.crashes[snaps[k].outs:]), nil
+		if k < len(snaps) && base+snaps[k].c.lineNo == s.p.lineNo && s.p.matchesAt(&snaps[k].c, base) {
+			// Equal states: the lines up to the worker's next incident
+			// change nothing but the state; take it.
+			n := k
+			for n+1 < len(snaps) && snaps[n+1].outs == snaps[k].outs {
+				n++
+			}
+			skip := n > k
+			if skip {
+				s.p.restore(&snaps[n].c, base)
+				s.br.Reset(&holeSqueezer{r: io.NewSectionReader(m.r, snaps[n].off, end-snaps[n].off)})
+				if !adopted {
+					adopted = true
+					m.stats.Adopted++
+				}
+			}
+			k = n + 1
+			if skip {
+				continue
+			}
 		}
 		if !more {
 			return true, nil
@@ -474,18 +503,17 @@ func (m *merger) continueScan(s *Scanner, rd io.Reader, j *chunkJob, emit func([
 	}
 }
 
-// publishSeed makes the in-order scanner's state at the end of chunk idx,
-// the real one, the guess later chunks start from: what lasts long
-// (banner, learned prefix, waiting events) rarely changes over the few
-// chunks the workers are ahead, so chunks seeded with it usually agree
-// with the in-order scan at their first snapshots. A guess from another
-// chunk's own scan could be wrong and pass the error on to every chunk
-// seeded from it.
+// publishSeed makes the in-order scanner's state at the end of a chunk,
+// the real one, the guess the chunks started next begin with: what lasts
+// long (banner, learned prefix) rarely changes over the few chunks the
+// workers are ahead, so chunks seeded with it usually agree with the
+// in-order scan at their first snapshots. A guess from another chunk's
+// own scan could be wrong and pass the error on to every chunk seeded
+// from it.
 func (m *merger) publishSeed(idx int, s *Scanner) {
 	c := s.p.snapshot()
-	c.hasPrevLine, c.prev = false, nil
 	m.mu.Lock()
-	m.seedAt, m.seed = idx, &c
+	m.seed, m.seedAt = &c, idx
 	m.mu.Unlock()
 }
 
@@ -496,7 +524,7 @@ func (m *merger) newScanner(r io.Reader, first int) *Scanner {
 	opts := m.opts
 	opts.FirstLine = first
 	opts.fill()
-	s := &Scanner{br: bufio.NewReaderSize(&holeSqueezer{r: r}, int(min(max(m.chunk, 4<<10), 256<<10)))}
+	s := &Scanner{br: bufio.NewReaderSize(r, int(min(max(m.chunk, 4<<10), 256<<10)))}
 	s.p.init(opts)
 	return s
 }

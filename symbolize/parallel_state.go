@@ -2,7 +2,6 @@ package symbolize
 
 import (
 	"bytes"
-	"slices"
 )
 
 // carried is everything a parser carries from one physical line to the
@@ -49,33 +48,49 @@ func (p *parser) idleBoundary() bool { return p.cur == nil }
 
 // snapshot returns a copy of the carried state (at an idle boundary).
 func (p *parser) snapshot() carried {
-	c := carried{
+	var c carried
+	p.snapshotInto(&c)
+	return c
+}
+
+// snapshotInto is snapshot into c, reusing its slices.
+func (p *parser) snapshotInto(c *carried) {
+	l := &p.pfx
+	*c = carried{
 		lineNo:  p.lineNo,
 		banner:  p.banner,
-		pending: slices.Clone(p.pending),
-		shape:   p.pfx.shape,
+		pending: append(c.pending[:0], p.pending...),
+		shape:   l.shape,
+		prev:    c.prev[:0],
 	}
-	l := &p.pfx
 	if l.prevNo == p.lineNo {
 		c.hasPrevLine = true
-		c.prev = slices.Clone(l.prev)
+		c.prev = append(c.prev, l.prev...)
 		c.hasPrev, c.prevIdle, c.prevCut, c.prevScanned = l.hasPrev, l.prevIdle, l.prevCut, l.prevScanned
 		if l.prevScanned {
 			c.prevHits = l.prevHits
 		}
 	}
-	return c
 }
 
 // matches reports whether the parser, at an idle boundary, carries
 // exactly the state c (a snapshot taken at the same boundary by another
-// parser over the same bytes). It allocates nothing.
-func (p *parser) matches(c *carried) bool {
-	if p.cur != nil || p.lineNo != c.lineNo || p.banner != c.banner || p.pfx.shape != c.shape {
+// parser over the same bytes, numbering lines as this one).
+func (p *parser) matches(c *carried) bool { return p.matchesAt(c, 0) }
+
+// matchesAt is matches for a snapshot of a parser that numbered its
+// lines base lower. It allocates nothing.
+func (p *parser) matchesAt(c *carried, base int) bool {
+	if p.cur != nil || p.lineNo != base+c.lineNo || p.banner != c.banner || p.pfx.shape != c.shape {
 		return false
 	}
-	if !slices.Equal(p.pending, c.pending) {
+	if len(p.pending) != len(c.pending) {
 		return false
+	}
+	for i, e := range c.pending {
+		if q := p.pending[i]; q.Line != base+e.Line || q.Kind != e.Kind || q.Text != e.Text {
+			return false
+		}
 	}
 	l := &p.pfx
 	if (l.prevNo == p.lineNo) != c.hasPrevLine {
@@ -90,14 +105,37 @@ func (p *parser) matches(c *carried) bool {
 	return !l.prevScanned || l.prevHits == c.prevHits
 }
 
-// seed gives a fresh parser, about to read the line after lineNo, the
-// long-lived part of c — banner, pending events, learned prefix — taken
-// from another place of the same input: a guess at its real state there
-// that a later snapshot comparison confirms or refutes (ScanParallel).
-// It changes nothing a single pass does.
-func (p *parser) seed(c *carried, lineNo int) {
-	p.lineNo = lineNo
+// restore puts the parser, between incidents, in the state c, its line
+// numbers moved up by base: the state a parser that matched c at an
+// earlier boundary has at c's boundary after reading the same lines (the
+// parser depends on differences of line numbers only).
+func (p *parser) restore(c *carried, base int) {
+	p.cur = nil
+	p.lineNo = base + c.lineNo
 	p.banner = c.banner
-	p.pending = append(p.pending[:0], c.pending...)
+	p.pending = p.pending[:0]
+	for _, e := range c.pending {
+		e.Line += base
+		p.pending = append(p.pending, e)
+	}
+	p.pfx.shape = c.shape
+	l := &p.pfx
+	if !c.hasPrevLine {
+		// No use of the previous line looks at one older than the line
+		// just read.
+		l.prevNo, l.hasPrev, l.prevIdle = -1, false, false
+		return
+	}
+	l.prev = append(l.prev[:0], c.prev...)
+	l.prevNo = p.lineNo
+	l.hasPrev, l.prevIdle, l.prevCut, l.prevScanned, l.prevHits = c.hasPrev, c.prevIdle, c.prevCut, c.prevScanned, c.prevHits
+}
+
+// seed gives a fresh parser the long-lived part of c — banner and learned
+// prefix — taken from another place of the same input: a guess at its
+// state there that a later snapshot comparison confirms or refutes
+// (ScanParallel). It changes nothing a single pass does.
+func (p *parser) seed(c *carried) {
+	p.banner = c.banner
 	p.pfx.shape = c.shape
 }

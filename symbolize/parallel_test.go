@@ -140,9 +140,11 @@ func TestParallelEquivalence(t *testing.T) {
 				for i := range want {
 					require.Equal(t, want[i], got[i], "incident %d", i)
 				}
-				t.Logf("%d bytes: %d chunks, %d handed over, %d lines read twice", len(data), st.Chunks, st.Adopted, st.ContinuedLines)
-				if chunk >= 64<<10 {
-					assert.GreaterOrEqual(t, st.Adopted*2, st.Chunks-1, "most chunks are handed over to")
+				t.Logf("%d bytes, %d lines: %d chunks, %d skipped in, %d lines read in order", len(data), bytes.Count(data, []byte{'\n'}), st.Chunks, st.Adopted, st.ContinuedLines)
+				if chunk >= 16<<10 && chunk <= 256<<10 {
+					// Most of these bytes are incidents, which the in-order
+					// scan reads itself; it skips what lies between them.
+					assert.Positive(t, st.Adopted, "lines skipped by a worker's state")
 				}
 			})
 		}
@@ -400,8 +402,13 @@ func TestParallelConstantMemory(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	growth := int64(peak) - int64(base)
-	t.Logf("%d incidents from %d MiB (%d crash texts): live heap %d MiB before, peak %d MiB (+%d MiB); %d chunks, %d handed over, %d lines read twice",
+	t.Logf("%d incidents from %d MiB (%d crash texts): live heap %d MiB before, peak %d MiB (+%d MiB); %d chunks, %d skipped in, %d lines read in order",
 		n, st.Size()>>20, crashes, base>>20, peak>>20, growth>>20, stats.Chunks, stats.Adopted, stats.ContinuedLines)
 	assert.Greater(t, n, crashes/2)
 	assert.Less(t, growth, int64(48<<20), "the heap grows with the input")
+	// The in-order scan reads the incidents and skips most lines between
+	// them (here a crash text every 256 KiB, many teaching a line prefix
+	// that the next chunks' guess lacks until the in-order scan gets
+	// there: the worst case for the guess).
+	assert.Less(t, stats.ContinuedLines, int64(st.Size()/100/2), "lines the in-order scan read itself")
 }
