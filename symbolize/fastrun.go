@@ -78,30 +78,51 @@ import (
 // maxRunLine bounds the lines skipRepeats looks for repeats of.
 const maxRunLine = 1024
 
+// Where a skip ends. A skip ends at the end of the run or of the junk,
+// where the reader's buffer ends, or after a line whose bytes hash to a
+// chosen value (one line in 256: stopHash). The last rule makes two scans
+// of the same bytes read with other buffer boundaries and other line
+// numbers (ScanParallel's chunk scans and its in-order scan, parallel.go)
+// end steps after the same lines inside long runs and junk, so that their
+// snapshots, taken at the end of steps, can be compared there.
+
+// stopHash reports whether a skip ends after a line whose words fold to h.
+func stopHash(h uint64) bool { return (h*0x9e3779b97f4a7c15)>>56 == 0 }
+
 // skipRepeats is called by Scanner.step after the physical line line was
 // processed (err is the error of its read): it skips the following lines
 // already in the reader's buffer that repeat line but for their digits
-// when they would change nothing (see above).
+// when they would change nothing (see above), or that are binary junk
+// the full path would skip (skipJunk).
 func (s *Scanner) skipRepeats(line []byte, truncated bool, err error) {
 	p := &s.p
 	if err != nil || s.live != nil || p.pf == nil || truncated || p.cur != nil {
 		return
 	}
+	if !s.skipRun(line) {
+		s.skipJunk(line)
+	}
+}
+
+// skipRun skips the lines that repeat line (see above); it reports
+// whether it could try.
+func (s *Scanner) skipRun(line []byte) bool {
+	p := &s.p
 	n := len(line)
 	if n < 8 || n > maxRunLine || s.br.Buffered() <= n || !repeatFirstByte(line) {
-		return
+		return false
 	}
 	buf, _ := s.br.Peek(s.br.Buffered())
 	if !repeatsLine(buf, line) {
-		return
+		return false
 	}
 	fixed, learner := p.repeatFixed(line)
 	if !fixed {
-		return
+		return false
 	}
 	k := countRepeats(buf, line)
 	if k == 0 {
-		return
+		return false
 	}
 	if learner {
 		// keep: the last line skipped is the previous line.
@@ -112,6 +133,7 @@ func (s *Scanner) skipRepeats(line []byte, truncated bool, err error) {
 	p.lineNo += k
 	// The bytes are buffered: Discard drops them all (it reads nothing).
 	s.br.Discard(k * (n + 1)) //nolint:errcheck
+	return true
 }
 
 // repeatFirstByte is the cheap first test of repeatFixed: the line's
@@ -210,7 +232,8 @@ func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 // countRepeats returns how many lines at the start of buf repeat line:
 // line with some digits replaced by digits, then a newline. Words equal
 // to line's cost one comparison; in the others the bytes that differ must
-// be where line has digits, and be digits.
+// be where line has digits, and be digits. It stops after a line whose
+// words fold to a stopHash.
 func countRepeats(buf, line []byte) int {
 	var rp repeatPattern
 	rp.prepare(line)
@@ -219,8 +242,10 @@ func countRepeats(buf, line []byte) int {
 	k := 0
 	for off := 0; off+n < len(buf) && buf[off+n] == '\n'; off += n + 1 {
 		b := buf[off : off+n]
+		var h uint64
 		for i, y := range words {
 			x := binary.LittleEndian.Uint64(b[offs[i]:])
+			h ^= x
 			if x != y {
 				m := digit[i]
 				xm := x & m
@@ -231,6 +256,9 @@ func countRepeats(buf, line []byte) int {
 			}
 		}
 		k++
+		if stopHash(h) {
+			break
+		}
 	}
 	return k
 }
@@ -298,4 +326,123 @@ func digitBytes(x uint64) uint64 {
 // exact, no carry crosses a byte.
 func bytesBelow(x uint64, n uint64) uint64 {
 	return ^((x & swarLow7) + (0x80-n)*swarOnes | x) & swarHigh
+}
+
+// Binary junk (a core or a compressed file cat'ed into a log, random
+// bytes): between incidents the full path reads each line, repairs it,
+// looks for NUL runs and anchors until its control bytes make it junk
+// (isJunk), and skips it: the only state it touches is the prefix
+// learner's previous line, forgotten (hasPrev false), or nothing (a line
+// empty after its repairs). skipJunk skips, in the read buffer, the
+// complete lines that the full path would skip so, while the state is
+// idle, and sets what they would set: the line number and, when one of
+// them was not empty, hasPrev false. junkLine decides for one line with
+// the same tests text (scan.go) makes, in the same order (the first line
+// after a learned one could be sameAsPrev, which junkLine checks: later
+// ones cannot, the previous line being older than the line before them).
+// TestJunkSkipEquivalence (incidents and the carried state after every
+// step) and FuzzJunkSkip compare it with the full path.
+
+// skipJunk skips the junk lines after line (see above) when line looks
+// like junk itself (looksBinary: a cheap gate, so that text lines cost
+// little more).
+func (s *Scanner) skipJunk(line []byte) {
+	p := &s.p
+	if !looksBinary(line) {
+		return
+	}
+	buf, _ := s.br.Peek(s.br.Buffered())
+	off, k, forgets := 0, 0, false
+	for {
+		nl := bytes.IndexByte(buf[off:], '\n')
+		if nl < 0 || nl > p.opts.MaxLineBytes {
+			break
+		}
+		skip, f := p.junkLine(buf[off:off+nl], p.lineNo+k+1)
+		if !skip {
+			break
+		}
+		forgets = forgets || f
+		off += nl + 1
+		k++
+		if junkStop(buf[off-nl-1 : off-1]) {
+			break
+		}
+	}
+	if k == 0 {
+		return
+	}
+	p.lineNo += k
+	if forgets {
+		p.pfx.hasPrev = false
+	}
+	s.br.Discard(off) //nolint:errcheck // buffered: Discard drops them all
+}
+
+// looksBinary reports whether the first 16 bytes of line hold a byte
+// below a blank (a tab too: it is only a gate; junkLine decides).
+func looksBinary(line []byte) bool {
+	if len(line) < 16 {
+		return false
+	}
+	x, y := binary.LittleEndian.Uint64(line), binary.LittleEndian.Uint64(line[8:])
+	// Some byte below 0x20: the classic test, exact for "any".
+	return ((x-0x2020202020202020)&^x|(y-0x2020202020202020)&^y)&swarHigh != 0
+}
+
+// junkLine reports whether text (scan.go), idle, skips the physical line
+// b, numbered no, changing nothing but the line number and, when forgets,
+// the prefix learner's hasPrev (set false). b is a whole line, not cut
+// (len(b) <= MaxLineBytes).
+func (p *parser) junkLine(b []byte, no int) (skip, forgets bool) {
+	// physical: a NUL run of minHole or more cuts the line (holes).
+	nul := bytes.IndexByte(b, 0)
+	if nul >= 0 {
+		if h, _ := nextHole(b, nul); h >= 0 {
+			return false, false
+		}
+	}
+	text, _, _ := normalizeLine(b)
+	text, stripped := p.pfx.strip(text)
+	if stripped {
+		text, _, _ = normalizeLine(text)
+	}
+	if len(text) == 0 {
+		return true, false // text returns at once
+	}
+	view := unsafe.String(&text[0], len(text))
+	if _, _, _, ok := glogLine(view); ok {
+		return false, false // mayStart would look at it
+	}
+	if !stripped && p.pfx.sameAsPrev(text, no) {
+		return false, false // the previous line's anchors are taken
+	}
+	// Binary when it holds a NUL or its control bytes weigh binaryLimit
+	// (scanFrom's early stop); then skipped when isJunk. text is the end of
+	// b (repairs cut a start and a CR), so b's first NUL is in it when it
+	// is at or after text's start.
+	start := cap(b) - cap(text)
+	hasNUL := nul >= 0 && (nul >= start || strings.IndexByte(view, 0) >= 0)
+	return (hasNUL || weighsBinary(view)) && isJunk(view), true
+}
+
+// junkStop is stopHash for a junk line: its length and its first and last
+// eight bytes.
+func junkStop(b []byte) bool {
+	h := uint64(len(b))
+	if len(b) >= 8 {
+		h ^= binary.LittleEndian.Uint64(b) ^ binary.LittleEndian.Uint64(b[len(b)-8:])<<1
+	}
+	return stopHash(h)
+}
+
+// weighsBinary is isBinary stopping as soon as the weight is reached.
+func weighsBinary(s string) bool {
+	w := 0
+	for i := 0; i < len(s); i++ {
+		if w += int(binaryWeight[s[i]]); w >= binaryLimit {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,6 +66,13 @@ func TestRepeatsLine(t *testing.T) {
 		n := 0
 		for off := 0; isRepeat(buf[off:], line); off += len(line) + 1 {
 			n++
+			var h uint64
+			for i := 0; i < len(line); i += 8 {
+				h ^= binary.LittleEndian.Uint64(buf[off+min(i, len(line)-8):])
+			}
+			if stopHash(h) {
+				break
+			}
 		}
 		require.Equal(t, n, countRepeats(buf, line), "%q %q", line, buf)
 		if n > 1 {
@@ -194,9 +202,9 @@ func TestRepeatSkipEquivalence(t *testing.T) {
 	}
 }
 
-// TestRepeatSkipEngages: on a run of start markers and one of DEBUG lines
-// the Scanner skips most lines at once (the line number jumps), counts
-// them exactly, and a crash after the run gets its line numbers.
+// TestRepeatSkipEngages: on a run of start markers, of DEBUG lines and of
+// SLF4J lines the Scanner skips most lines (few steps), counts them
+// exactly, and a crash after the run gets its line numbers.
 func TestRepeatSkipEngages(t *testing.T) {
 	for _, l := range []string{repeatLines[0], repeatLines[3], repeatLines[4]} {
 		var b bytes.Buffer
@@ -206,9 +214,13 @@ func TestRepeatSkipEngages(t *testing.T) {
 		}
 		b.WriteString(tailDump)
 		s := NewScanner(bytes.NewReader(b.Bytes()), ScanOptions{})
-		require.True(t, s.step())
-		require.True(t, s.step())
-		assert.Greater(t, s.p.lineNo, 1000, "%q: lines skipped at the second step", l)
+		steps := 0
+		for s.p.lineNo < n {
+			require.True(t, s.step())
+			steps++
+		}
+		assert.Less(t, steps, n/20, "%q: steps over %d lines", l, n)
+		s = NewScanner(bytes.NewReader(b.Bytes()), ScanOptions{})
 		require.True(t, s.Next())
 		assert.Equal(t, n+1, s.Crash().StartLine, "%q: the crash's first line", l)
 		assert.Equal(t, parseWith(t, b.Bytes(), ScanOptions{}, false), parseWith(t, b.Bytes(), ScanOptions{}, true))
@@ -357,4 +369,189 @@ func TestRepeatSkipState(t *testing.T) {
 		}
 		assert.Greater(t, compared, 100)
 	}
+}
+
+// junkInput is binary junk with, now and then, what the full path does
+// not skip as junk: text lines, glog lines, dumps, `*** ` inside junk, NUL
+// holes, lines that repairs make empty, CRs, a learned prefix.
+func junkInput(r *rand.Rand, size int) []byte {
+	var b bytes.Buffer
+	for b.Len() < size {
+		switch r.IntN(12) {
+		case 0:
+			b.WriteString(tailDump)
+		case 1:
+			b.WriteString(ordinaryLines[r.IntN(len(ordinaryLines))] + "\n")
+		case 2:
+			b.WriteString("host-1 | a\nhost-1 | b\nhost-1 | \x01\x02\x03\x04\x05\x06\x07\x08\x0b\n")
+		case 3:
+			b.WriteString("```\n> \n\x01\x02\x03\x04*** \x05\x06\x07\x08\x0b\x0e\n")
+		case 4:
+			b.Write(bytes.Repeat([]byte{0}, 8+r.IntN(100)))
+			b.WriteString("Segmentation fault\n")
+		case 5:
+			b.WriteString("I0303 10:15:02.118230 1400 daemon.cpp:312] \x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0e\n")
+		default:
+			n := r.IntN(600)
+			for range n {
+				c := byte(r.Uint32())
+				if r.IntN(40) == 0 {
+					c = '\r'
+				}
+				b.WriteByte(c)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// TestJunkSkipEquivalence: binary junk with text, dumps and holes among it
+// gives the same incidents with the fast paths as with every rule on every
+// line, read whole or in chunks of any size, and the carried state after
+// every step is the full path's.
+func TestJunkSkipEquivalence(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	rounds := 20
+	if testing.Short() {
+		rounds = 5
+	}
+	for round := range rounds {
+		data := junkInput(r, 200<<10+round*40<<10)
+		want := parseWith(t, data, ScanOptions{}, false)
+		require.Equal(t, want, parseWith(t, data, ScanOptions{}, true), "round %d", round)
+		require.Equal(t, want, parseChunked(t, data, uint64(round), true), "round %d, chunked", round)
+		require.Equal(t, parseWith(t, data, ScanOptions{MaxLineBytes: 300}, false), parseWith(t, data, ScanOptions{MaxLineBytes: 300}, true), "round %d, short lines", round)
+	}
+	data := junkInput(r, 1<<20)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	s := NewScanner(bytes.NewReader(data), ScanOptions{})
+	opts := ScanOptions{}
+	opts.fill()
+	ref := &parser{}
+	ref.init(opts)
+	steps := 0
+	for s.step() {
+		steps++
+		for ref.lineNo < s.p.lineNo {
+			// holeSqueezer cuts NUL runs to 64: the reference reads the
+			// same bytes.
+			l := bytes.TrimSuffix(lines[ref.lineNo], []byte("\n"))
+			ref.physical(squeezeNULs(l), false)
+		}
+		require.Equal(t, len(ref.out), len(s.p.out), "incidents at line %d", s.p.lineNo)
+		ref.out, s.p.out = ref.out[:0], s.p.out[:0]
+		if s.p.cur == nil {
+			c := s.p.snapshot()
+			require.True(t, ref.matches(&c), "state at line %d", s.p.lineNo)
+		}
+	}
+	assert.Less(t, steps, len(lines)*4/5, "junk lines skipped")
+}
+
+// squeezeNULs cuts the NUL runs of b to maxHoleBytes, as holeSqueezer.
+func squeezeNULs(b []byte) []byte {
+	var h holeSqueezer
+	c := append([]byte(nil), b...)
+	return c[:h.squeeze(c, 0)]
+}
+
+// FuzzJunkSkip: junk, then the fuzzer's bytes, then a dump: the same
+// incidents with the fast paths as without the prefilter.
+func FuzzJunkSkip(f *testing.F) {
+	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x0b\n"), uint64(1))
+	f.Add([]byte("```\n> \nhost | \x01\x02\x03\x04\x05\x06\x07\x08\x0b*** x\n"), uint64(2))
+	f.Fuzz(func(t *testing.T, mid []byte, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		var b bytes.Buffer
+		b.Write(junkInput(r, 4<<10))
+		b.Write(mid)
+		b.Write(junkInput(r, 4<<10))
+		b.WriteString(tailDump)
+		data := b.Bytes()
+		want := parseWith(t, data, ScanOptions{}, false)
+		if got := parseWith(t, data, ScanOptions{}, true); got != want {
+			t.Fatalf("the fast paths change the incidents:\n got %s\nwant %s", got, want)
+		}
+		if got := parseChunked(t, data, seed, true); got != want {
+			t.Fatalf("the fast paths change the incidents (chunked reads):\n got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// TestMarkerStarts: a line collapsedMarker cuts twice or more has two
+// places markerStarts counts (splitCandidate may then skip the expression
+// on the others).
+func TestMarkerStarts(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	var lines []string
+	for _, data := range prefilterInputs(t) {
+		ls := strings.Split(string(data), "\n")
+		lines = append(lines, ls...)
+		for i := 0; i+3 < len(ls); i += 3 {
+			lines = append(lines, strings.Join(ls[i:i+3], " "), strings.Join(ls[i:i+3], "\t"))
+		}
+	}
+	alphabet := "0123456789#@*P C:  \t\rx"
+	for range 50000 {
+		b := make([]byte, 24+r.IntN(60))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		lines = append(lines, string(b))
+	}
+	split := 0
+	for _, l := range lines {
+		cuts := 0
+		for _, loc := range collapsedMarker.FindAllStringSubmatchIndex(l, 4096) {
+			if loc[2] > 0 {
+				cuts++
+			}
+		}
+		if cuts >= 2 {
+			split++
+			require.GreaterOrEqual(t, markerStarts(l, 2), 2, "%q", l)
+		}
+	}
+	require.Greater(t, split, 1000)
+}
+
+// TestSkipAlignment: two Scanners over the same runs and junk, one from
+// the start and one from a line in the middle read in chunks of other
+// sizes (as ScanParallel's chunk scans and its in-order scan), end steps
+// after the same lines again and again (stopHash), so that snapshots
+// taken at the end of steps can be compared.
+func TestSkipAlignment(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	var b bytes.Buffer
+	for b.Len() < 2<<20 {
+		if r.IntN(3) == 0 {
+			b.Write(junkInput(r, 64<<10))
+			continue
+		}
+		l := repeatLines[[]int{0, 1, 3, 4, 5}[r.IntN(5)]]
+		for range 1 + r.IntN(20000) {
+			b.WriteString(substDigits(r, l) + "\n")
+		}
+	}
+	data := b.Bytes()
+	ends := func(s *Scanner) map[int]bool {
+		m := map[int]bool{}
+		for s.step() {
+			m[s.p.lineNo] = true
+		}
+		return m
+	}
+	a := ends(NewScanner(bytes.NewReader(data), ScanOptions{}))
+	mid := bytes.IndexByte(data[len(data)/3:], '\n') + len(data)/3 + 1
+	first := bytes.Count(data[:mid], []byte("\n")) + 1
+	bs := ends(NewScanner(&chunkReader{r: r, data: data[mid:]}, ScanOptions{FirstLine: first}))
+	common := 0
+	for l := range bs {
+		if a[l] {
+			common++
+		}
+	}
+	lines := bytes.Count(data[mid:], []byte("\n"))
+	assert.Greater(t, common, lines/1000, "common step ends over %d lines (%d and %d steps)", lines, len(a), len(bs))
+	assert.Less(t, len(bs), lines/3, "steps")
 }

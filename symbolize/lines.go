@@ -260,9 +260,56 @@ func clockPrefix(b []byte) int {
 }
 
 // splitCandidate is the cheap test before splitCollapsed: a collapsed dump
-// is long and holds frame or header markers.
+// is long and holds frame or header markers, two of them after a blank
+// (markerStarts).
 func splitCandidate(s string) bool {
-	return len(s) >= 24 && (strings.IndexByte(s, '#') >= 0 || strings.Contains(s, "*** ") || strings.Contains(s, "@ 0x"))
+	return len(s) >= 24 && (strings.IndexByte(s, '#') >= 0 || strings.Contains(s, "*** ") || strings.Contains(s, "@ 0x")) &&
+		markerStarts(s, 2) >= 2
+}
+
+// markerStarts counts, up to max, the places after the first byte where
+// collapsedMarker could cut s: after a blank (its \s), the start of one of
+// its markers (`*** `, digits and `# `, `#` and a digit, `@ `, `PC: @ `).
+// splitCollapsed cuts only there, and needs two cuts: a line with fewer
+// such places is not run through the expression (random bytes with a `#`
+// in them were, every line).
+func markerStarts(s string, max int) int {
+	n := 0
+	for i := 1; i < len(s) && n < max; i++ {
+		switch s[i-1] {
+		case ' ', '\t', '\n', '\f', '\r':
+		default:
+			continue
+		}
+		rest := s[i:]
+		switch c := rest[0]; {
+		case c == '*':
+			if strings.HasPrefix(rest, "*** ") {
+				n++
+			}
+		case isDigit(c):
+			j := 1
+			for j < len(rest) && j < 4 && isDigit(rest[j]) {
+				j++
+			}
+			if strings.HasPrefix(rest[j:], "# ") {
+				n++
+			}
+		case c == '#':
+			if len(rest) > 1 && isDigit(rest[1]) {
+				n++
+			}
+		case c == '@':
+			if len(rest) > 1 && rest[1] == ' ' {
+				n++
+			}
+		case c == 'P':
+			if strings.HasPrefix(rest, "PC: @ ") {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Prefixes no table knows. Log shippers, container runtimes and ticket
