@@ -95,8 +95,20 @@ func stopHash(h uint64) bool { return (h*0x9e3779b97f4a7c15)>>56 == 0 }
 // when they would change nothing (see above), or that are binary junk
 // the full path would skip (skipJunk).
 func (s *Scanner) skipRepeats(line []byte, truncated bool, err error) {
-	p := &s.p
-	if err != nil || s.live != nil || p.pf == nil || truncated || p.cur != nil {
+	// Inlined in step: a line that starts with a glog severity letter
+	// (most of a be.INFO) costs no call. Such a line is no run skipRun
+	// takes (repeatFirstByte) and, as a gate, no junk.
+	if len(line) >= 8 && !glogSeverity[line[0]] {
+		s.skipAfter(line, truncated, err)
+	}
+}
+
+// glogSeverity marks the severity letters that begin a glog line.
+var glogSeverity = [256]bool{'I': true, 'W': true, 'E': true, 'F': true}
+
+// skipAfter is skipRepeats past its cheap tests.
+func (s *Scanner) skipAfter(line []byte, truncated bool, err error) {
+	if err != nil || truncated || s.live != nil || s.p.pf == nil || s.p.cur != nil {
 		return
 	}
 	if !s.skipRun(line) {
