@@ -49,5 +49,8 @@
 // A Pipeline is safe for concurrent use; Run, File, Reader and Text can be
 // called from several goroutines. File, Reader and Text iterate one input;
 // Run reads up to Options.Jobs inputs at once and still yields the Results
-// in input order (the same sequence as with one job).
+// in input order (the same sequence as with one job). With Jobs > 1 a file
+// on disk of Options.ChunkScanBytes or more (256 MiB by default) is also
+// scanned in chunks by Jobs goroutines (symbolize.ScanParallel), with the
+// same Results.
 package pipeline
