@@ -43,7 +43,7 @@ func ExamplePipeline_Run() {
 	// path:    background trash-sweep
 	// defect:  SR-6046-pk-updates-pb-non-monotonic-versions affected
 	// version: 2.1.5 from option
-	// key:     SIGSEGV | starrocks::TabletUpdates::_to_updates_pb_unlocked | starrocks::TabletUpdates::to_updates_pb | starrocks::TabletMeta::_save_meta | starrocks::TabletMeta::save_meta
+	// key:     FAULT | starrocks::TabletUpdates::_to_updates_pb_unlocked
 }
 
 // A reason to skip an input is a value, not a message.
@@ -116,6 +116,6 @@ func ExamplePipeline_Complete() {
 		fmt.Println(c.Version, res.VersionSource)
 	}
 	// Output:
-	// SIGSEGV | starrocks::TabletMeta::to_meta_pb | starrocks::TabletMeta::save_meta
+	// FAULT | starrocks::TabletMeta::to_meta_pb
 	// 3.3.9 option
 }

@@ -388,7 +388,7 @@ func TestCorpusCrashFrame(t *testing.T) {
 		}
 		t.Errorf("%s: crash frame %q, label %q\n  key %s", l.File, s.CrashFrame, want, s.Key)
 	}
-	t.Logf("crash frame = label for %d of %d labelled files (%.1f%%); first key frame = label for %d (%.1f%%: the rest are prefix frames such as memcpy or allocator frames, skipped by design)",
+	t.Logf("crash frame = label for %d of %d labelled files (%.1f%%); first key frame = label for %d (%.1f%%: the rest are generic frames, libstdc++, casts and column helpers, skipped by design, or crash frames of an allocator, memcpy or libc rule keyed by the function they implement)",
 		hit, total, 100*float64(hit)/float64(total), firstKey, 100*float64(firstKey)/float64(total))
 	if hit*100 < total*95 {
 		t.Errorf("crash frame matches the label for %d of %d files, want ≥ 95%%", hit, total)

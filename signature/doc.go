@@ -3,9 +3,10 @@
 //
 // # Pipeline
 //
-//	crash (symbolize.Crash) → kind prefix → crashing thread → physical
-//	frames → per frame: Normalize → rule role (sentinel / irrelevant /
-//	prefix / kept) → first DefaultFrames kept frames → Key = kind | f1 | … → ID
+//	crash (symbolize.Crash) → kind → crashing thread → physical frames →
+//	per frame: Normalize → rule role (sentinel / irrelevant / prefix /
+//	generic / significant) → the generic crash-site frame, then the first
+//	DefaultFrames significant frames → Key = kind class | f1 | … → ID
 //
 // # One crash, one key
 //
@@ -24,17 +25,21 @@
 //     them), and the group's last frame is the physical function;
 //     sanitizers print every frame of an inline chain with one address
 //     (ASAN) or one module offset (TSAN).
-//   - The kind prefix uses only the signal or the check/terminate kind.
-//     A fault address in the null page (which gdb's bt does not print) is
-//     the attribute fault=null.
+//   - The key's kind is the class of the kind (FAULT or ABORT, see "Key
+//     shape"): one report prints the CHECK message, the ASAN report or the
+//     signal, another of the same crash (gdb's bt of the core) does not.
+//     Signature.Kind keeps the whole kind. A fault address in the null
+//     page (which gdb's bt does not print) is the attribute fault=null.
 //   - Position independence of an unsymbolized frame is read from its
 //     address (and the mapping base of a kernel `segfault … in
 //     mod[base+size]` line when the incident carries one), never from the
 //     module's name.
 //
 // Generator.Generate records every decision in Signature.Trace
-// ("skipped #0 X: irrelevant rule 'glog-handler' (why)", "kept #4 Y"), so
-// a key can always be explained; `crashsig explain PATH` prints it.
+// ("skipped #0 X: irrelevant rule 'glog-handler' (why)", "kept #4 Y:
+// significant frame 1 of 1", "stopped after 1 significant frame(s)", "key
+// kind FAULT (the class of SIGSEGV…)"), so a key can always be explained;
+// `crashsig explain PATH` prints it.
 //
 // # Normalization (Normalize)
 //
@@ -108,15 +113,24 @@
 //     are keyed after all. A prefix rule with `crash_site: true`
 //     (allocator, memcpy family, libc locks) keeps the crash frame as the
 //     key's first frame, then the frames below it that the key keeps
-//     (Socorro's prefix list): `SIGSEGV | je_arena_dalloc_promoted |
-//     doris::Foo::bar | …`, so reports of one allocator defect reached
+//     (Socorro's prefix list): `FAULT | je_arena_dalloc_promoted |
+//     doris::Foo::bar`, so reports of one allocator defect reached
 //     from different callers share the leading frame. The rule's
 //     key_names name the kept frame by the function it implements
 //     (`__memmove_avx_unaligned_erms` → memcpy: glibc picks the variant
-//     per CPU). Named frames of libc,
-//     libstdc++ and the JVM match no rule and are kept like product
-//     frames. Thread dumps (THREADS) have no crash frame: there the
+//     per CPU). Thread dumps (THREADS) have no crash frame: there the
 //     crash-site rules do not apply.
+//   - generic: code every defect passes through, never a significant
+//     frame (Socorro's prefix list): the C library's thread/TLS/exit
+//     internals and the JVM (`crash_site: true`: the crash frame leads
+//     the key, like an allocator frame); libstdc++ (`std::`,
+//     `__gnu_cxx::`: inlined in one build and not in another), the
+//     products' checked casts and COW pointers (down_cast, assert_cast,
+//     COW::intrusive_ptr) and their column and container helpers
+//     (BinaryColumnBase::append, ColumnVector, PODArray): skipped. A
+//     crash-site prefix rule behaves as a generic one. `aborts: true` on an irrelevant rule marks the process
+//     aborting (abort, assert, LOG(FATAL), terminate), which makes a
+//     crash whose signal was not printed of the ABORT class.
 //
 // rules_test.go validates every rule file (known roles, patterns compile,
 // no duplicate names or ids, a `why` for every rule) and fails when a rule
@@ -129,7 +143,8 @@
 // (the products' own namespaces, doris:: and starrocks::, which decide
 // Signature.AppFrame; only the embedded files may list them, since Options
 // has no field for a caller's). In Go, as parameters of the algorithm
-// (changing one changes keys, hence Algorithm): DefaultFrames, the sentinel
+// (changing one changes keys, hence Algorithm): DefaultFrames, leadFrames,
+// fallbackFrames, the kind classes (kindClassOf), the sentinel
 // window (64 frames), lambdaWindow (a bare lambda takes the frame below as
 // its owner when that frame calls from at most 100 lines after it in the
 // same file: a bound of the owner rule, not a list of frames), the null
@@ -147,7 +162,7 @@
 //	generate.go       Options, Generator, Generate: thread choice, key assembly, trace
 //	frames.go         the frame view: normalized name and rule (cached), module, stable addresses
 //	physical.go       which frames are physical (inline groups of symbolized, core and gdb frames)
-//	walk.go           the walk: rule roles, crash site, lambda owners, app frame
+//	walk.go           the walk: rule roles, crash site, key shape, kind class, lambda owners, app frame
 //	kind.go           the kind prefix: signals, CHECK/ASSERT expressions, sanitizers, terminate
 //	rules.go          Rule, roles, LoadRules, validation, matching (data: rules/*.yaml)
 //	normalize.go      Normalize: component rules (lambda forms, closure operators), Markdown repair, bound
@@ -171,27 +186,55 @@
 // check; ASSERT(<expr>) for C assert(); terminate(<exception type>);
 // ASAN/TSAN/UBSAN/MSAN/LSAN(<bug type>); JVM(<signal>); THREADS for thread
 // dumps (keyed on the largest group of identical stacks, see Aggregate);
-// TERM(<signal>), LEAK, CRASH when nothing says more.
+// TERM(<signal>), LEAK, CRASH when nothing says more. This is
+// Signature.Kind; the key carries its class (see "Key shape").
 //
-// # Frames per key: N = 4 (DefaultFrames)
+// # Key shape (crashsig-sig/8)
 //
-// Measured on the 149 labelled incidents of testdata/corpus
-// (TestMeasureFrames): N=1 gives 143 keys and 4 keys that merge incidents
-// labelled as different defects (`SIGABRT | down_cast`,
-// `SIGSEGV | JNIEnv_::DeleteGlobalRef`, …; measured under crashsig-sig/6); N=2 merges 2, N=3 still
-// merges one pair (StarRocks #6805 and #10529: the same CHECK in
-// Chunk::get_column_by_slot_id via ColumnRef::get_column/evaluate, reached
-// from a projection in one and from an IS NULL predicate in the other).
-// N=4 is the smallest N with no false merge (148 keys; the one merge left
-// is the labelled duplicate pair 030/031, which N=4 keeps together). N=5
-// and 6 change nothing on the corpus, while deeper frames are thread-pool
-// and scheduler frames that differ between the pipeline and non-pipeline
-// engines and between versions, which would split real duplicates. Only
-// 72 of the 149 incidents have 4 usable frames (most pasted dumps are cut
-// short): shorter keys are simply shorter.
+// Key = class of the kind | the crash frame when a crash-site rule
+// (allocator, memcpy family, libc locks, libc, JVM) names it |
+// the first significant frame (DefaultFrames = 1): the first physical
+// frame that no rule makes mechanism, prefix or generic. Generic frames
+// between the crash frame and the first significant frame are skipped;
+// a stack without a significant frame is keyed on its generic frames,
+// one per run of frames of one rule, at most fallbackFrames (3):
+// `FAULT | je_arena_dalloc_promoted | pthread_create | os::create_thread`.
+// The kind class is FAULT (SIGSEGV, SIGBUS, SIGILL, SIGFPE, a sanitizer's
+// report, the JVM's, CRASH: no signal printed) or ABORT (SIGABRT, CHECK,
+// LOG(FATAL), assert, terminate; CRASH with a frame of an `aborts: true`
+// rule); THREADS, LEAK, TERM stay themselves; EMPTY and CORRUPTED keys
+// keep the whole kind. Examples: `FAULT | starrocks::ParsedPageV1::read`,
+// `ABORT | starrocks::pipeline::NLJoinProbeOperator::_permute_probe_row`
+// (its down_cast assertion and a bare SIGABRT alike), `FAULT | memcpy |
+// doris::segment_v2::BinaryDictPageDecoder::read_by_rowids` (the column
+// helper between them is generic).
+//
+// Why: two reports of one defect often differ below the crash site (a
+// different caller, a paste cut at another depth, an inlined frame in one
+// build and not in the other, another print format, a message printed or
+// not). TestMeasureKeyShapes measures candidate shapes on training data
+// only (testdata/validation is held out): pairs of one defect from the
+// corpus' duplicate_of labels, catalog defects with two real test logs,
+// and every generated variant against its log; collisions are logs of
+// different catalog defects, and corpus texts of different labelled
+// defects, with one key. EVIDENCE.md has the table (measured at
+// a864548, 209 pairs): crashsig-sig/7's layout (4 frames, whole kind)
+// shares a key for 133 pairs (63.6%), the chosen shape for 188 (90.0%),
+// at the cost of 3 corpus keys (4 pairs) and 3 catalog defect pairs
+// merged: the same crash site with different root causes
+// (NLJoinProbeOperator::_permute_probe_row, FileColumnIterator::next_batch,
+// Chunk::append). Two significant frames merge nothing but share 177; the
+// whole kind costs 27 pairs; libstdc++ frames leading the key cost 13;
+// without the libstdc++ rule 16 pairs are lost. Options.Frames asks for
+// more significant frames (`crashsig explain --frames N`).
 //
 // Consecutive repeats of one frame are keyed once (recursion, inlined
 // copies, and the twin lines of two threads dumping the same stack at once).
+//
+// Before crashsig-sig/8 a key held the first DefaultFrames = 4 frames
+// outside the rules and the whole kind: on the 149 labelled incidents of
+// the corpus N=4 was the smallest N that merged no two labelled defects
+// (TestMeasureFrames, which now varies the number of significant frames).
 //
 // # Unsymbolized frames
 //

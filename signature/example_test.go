@@ -41,16 +41,18 @@ func ExampleGenerator_Generate() {
 	s := signature.Default().Generate(crashes[0])
 	fmt.Println(s.Key)
 	fmt.Println(s.ID, s.Attributes, s.CrashFrame)
-	for _, line := range s.Trace[2:6] {
+	for _, line := range s.Trace[6:] {
 		fmt.Println(line)
 	}
 	// Output:
-	// SIGSEGV | memcpy | doris::vectorized::ColumnString::insert_many_dict_data | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
-	// c4fa251a2b33fcff [fault=null leaf=memcpy-family] __memmove_avx_unaligned_erms
-	// thread: crashing thread 6464, 8 frames
-	// skipped #0 doris::signal::(anonymous namespace)::FailureSignalHandler: sentinel 'doris-signal-handler', superseded by a later sentinel
-	// skipped #1 PosixSignals::chained_handler: sentinel 'jvm-signal-chain', superseded by a later sentinel
-	// skipped #2 JVM_handle_linux_signal: sentinel 'jvm-signal-chain' (the embedded JVM's handler runs first and chains to the BE's; the trampoline follows): signature restarts after it
+	// FAULT | memcpy | doris::segment_v2::BinaryDictPageDecoder::read_by_rowids
+	// a06b0827bf23b140 [fault=null leaf=memcpy-family] __memmove_avx_unaligned_erms
+	// skipped #3 (unknown) in libc.so.6: signal trampoline: first unsymbolized frame after handler 'jvm-signal-chain'
+	// kept    #4 __memmove_avx_unaligned_erms as memcpy: prefix rule 'memcpy-family' (memory/string primitives are where a bad pointer or length faults, not where it came from): leads the key until the first significant frame
+	// skipped #5 doris::vectorized::ColumnString::insert_many_dict_data: generic rule 'column-helpers' (column and container operations (append, insert, resize, filter of a column, a PODArray, a raw vector) run for every operator, reader and writer; a crash in them is a bad argument from the caller, which says which defect (keyed on their own they merge unrelated subsystems)); the key already names the crash site (1 generic frame)
+	// kept    #6 doris::segment_v2::BinaryDictPageDecoder::read_by_rowids: significant frame 1 of 1
+	// stopped after 1 significant frame(s); 1 frames below not examined
+	// key kind FAULT (the class of SIGSEGV: the key leaves out what not every report of a crash prints)
 }
 
 func ExampleSimilarity() {
@@ -90,6 +92,6 @@ func ExampleBucketer() {
 		fmt.Println(bk.Count, bk.Key, bk.First, bk.Last, bk.Versions)
 	}
 	// Output:
-	// 2 SIGSEGV | starrocks::HashJoiner::_probe be.out:10 be.out:20 [3.3.5]
-	// 1 SIGSEGV | starrocks::Chunk::append be.out:30 be.out:30 [3.3.5]
+	// 2 FAULT | starrocks::HashJoiner::_probe be.out:10 be.out:20 [3.3.5]
+	// 1 FAULT | starrocks::Chunk::append be.out:30 be.out:30 [3.3.5]
 }

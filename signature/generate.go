@@ -15,11 +15,12 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/7"
+const Algorithm = "crashsig-sig/8"
 
-// DefaultFrames is how many meaningful frames a key holds (see doc.go for
-// the measurement behind it).
-const DefaultFrames = 4
+// DefaultFrames is how many significant frames a key holds: frames that
+// are neither mechanism nor generic (see doc.go, "Key shape", for the
+// measurement behind it).
+const DefaultFrames = 1
 
 // Bounds of a signature.
 const (
@@ -45,7 +46,8 @@ type Options struct {
 	Rules []Rule
 	// ExtraRules are added to the rule set and win over it within a role.
 	ExtraRules []Rule
-	// Frames is the number of meaningful frames in a key (≤ 0: DefaultFrames).
+	// Frames is the number of significant frames in a key (≤ 0:
+	// DefaultFrames); the leading generic crash-site frame comes on top.
 	Frames int
 	// CacheSize bounds the per-generator cache of normalized names
 	// (≤ 0: 65536).
@@ -57,6 +59,7 @@ type Options struct {
 type Generator struct {
 	rules  *ruleSet
 	frames int
+	shape  keyShape
 	// apps are the products' namespaces (app_namespaces of the default
 	// rule files), for Signature.AppFrame.
 	apps []string
@@ -87,12 +90,31 @@ func NewGenerator(opts Options) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{rules: rs, frames: opts.Frames, cache: newCache[frameClass](opts.CacheSize),
-		javaCache: newCache[frameClass](opts.CacheSize), apps: defaultAppNamespaces()}
-	if g.frames <= 0 {
-		g.frames = DefaultFrames
+	g := &Generator{rules: rs, cache: newCache[frameClass](opts.CacheSize),
+		javaCache: newCache[frameClass](opts.CacheSize), apps: defaultAppNamespaces(), shape: defaultShape()}
+	if opts.Frames > 0 {
+		g.shape.significant = opts.Frames
 	}
+	// A key holds at most the leading generic frames and the significant ones.
+	g.frames = g.shape.lead + g.shape.significant
 	return g, nil
+}
+
+// Parameters of the key shape (see doc.go, "Key shape", for the
+// measurement behind them).
+const (
+	// leadFrames bounds the generic crash-site frames (allocator, memcpy,
+	// libc, JVM) that lead a key.
+	leadFrames = 1
+	// fallbackFrames bounds the generic frames keyed when a stack has no
+	// significant frame.
+	fallbackFrames = 3
+)
+
+// defaultShape is the key layout of Algorithm: the crash-site frame when it
+// is generic, then DefaultFrames significant frames; the kind's class.
+func defaultShape() keyShape {
+	return keyShape{significant: DefaultFrames, lead: leadFrames, kind: kindClass, fallback: fallbackFrames}
 }
 
 // compileRulesUnchecked compiles rules already validated in parts (extra
@@ -179,7 +201,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	s.Frames = kept
 	switch {
 	case len(kept) > 0:
-		s.Key = buildKey(s.Kind, kept)
+		s.Key = buildKey(g.keyKind(s.Kind, frames, t), kept)
 	case c.Corrupted:
 		s.Key = "CORRUPTED: " + s.Kind
 		t.add("no usable frame in damaged input: key CORRUPTED")
@@ -190,6 +212,29 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	s.ID = keyID(s.Key)
 	s.Trace = t.lines
 	return s
+}
+
+// keyKind is the kind part of the key (keyShape.keyKind); a crash whose
+// signal was not printed (kind CRASH) is of the abort class when its stack
+// shows the process aborting (a frame of a rule with `aborts: true`).
+func (g *Generator) keyKind(kind string, frames []frameView, t *tracer) string {
+	k := g.shape.keyKind(kind)
+	if g.shape.kind != kindClass || kind == k {
+		return k
+	}
+	if kind == "CRASH" {
+		for i := range frames {
+			if i == sentinelWindow {
+				break
+			}
+			if r := frames[i].rule; r != nil && r.Aborts {
+				t.add("key kind ABORT: no signal printed, and #" + strconv.Itoa(frames[i].index) + " " + frames[i].name + " is rule '" + r.ID + "' (the process aborted)")
+				return "ABORT"
+			}
+		}
+	}
+	t.add("key kind " + k + " (the class of " + kind + ": the key leaves out what not every report of a crash prints)")
+	return k
 }
 
 // pickThread returns the thread to key: the crashing one, else the first.
@@ -260,8 +305,10 @@ func buildKey(kind string, frames []string) string {
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(kind)
-	for _, f := range frames {
-		b.WriteString(KeySep)
+	for i, f := range frames {
+		if i > 0 || kind != "" {
+			b.WriteString(KeySep)
+		}
 		b.WriteString(f)
 	}
 	return bounded(b.String(), MaxKeyLen)

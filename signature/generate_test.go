@@ -56,7 +56,8 @@ func TestGenerateDorisJVMChain(t *testing.T) {
 	s := Generate(c)
 	// The fault address 0x10 is an attribute, not part of the key: gdb's
 	// bt and older Doris dumps do not print it.
-	want := "SIGSEGV | doris::vectorized::Block::clear_column_data | doris::vectorized::OrcReader::get_next_block_impl | doris::vectorized::OrcReader::get_next_block | doris::vectorized::VFileScanner::_get_block_impl"
+	// The key is the class of the kind (FAULT) and the first significant frame.
+	want := "FAULT | doris::vectorized::Block::clear_column_data"
 	require.Equal(t, want, s.Key, strings.Join(s.Trace, "\n"))
 	assert.Contains(t, s.Attributes, "fault=null")
 	if s.Algorithm != Algorithm || len(s.ID) != 16 || s.ID != keyID(s.Key) {
@@ -65,7 +66,7 @@ func TestGenerateDorisJVMChain(t *testing.T) {
 	if s.CrashFrame != "doris::vectorized::Block::clear_column_data" {
 		t.Errorf("crash frame %q", s.CrashFrame)
 	}
-	for _, w := range []string{"sentinel 'jvm-signal-chain'", "signal trampoline", "kept    #4 doris::vectorized::Block::clear_column_data", "kept    #7 doris::vectorized::VFileScanner::_get_block_impl"} {
+	for _, w := range []string{"sentinel 'jvm-signal-chain'", "signal trampoline", "kept    #4 doris::vectorized::Block::clear_column_data: significant frame 1 of 1", "stopped after 1 significant frame(s); 4 frames below not examined", "key kind FAULT (the class of SIGSEGV"} {
 		if !hasTrace(s, w) {
 			t.Errorf("trace lacks %q:\n%s", w, strings.Join(s.Trace, "\n"))
 		}
@@ -91,7 +92,9 @@ func TestGenerateStarRocksUnknownAndMemcpy(t *testing.T) {
 	c.Product = symbolize.ProductStarRocks
 	s := Generate(c)
 	// The variant glibc picked for the CPU is keyed as the function it implements.
-	want := "SIGSEGV | memcpy | starrocks_be+0x3caa7b2 | starrocks::vectorized::BinaryColumnBase::append | starrocks::pipeline::NLJoinProbeOperator::_permute_probe_row"
+	// The unsymbolized frame of the fixed-address executable is the first
+	// significant frame.
+	want := "FAULT | memcpy | starrocks_be+0x3caa7b2"
 	require.Equal(t, want, s.Key, strings.Join(s.Trace, "\n"))
 	if strings.Join(s.Attributes, ",") != "leaf=memcpy-family" {
 		t.Errorf("attributes %v", s.Attributes)
@@ -107,7 +110,7 @@ func TestGeneratePIEAddressDropped(t *testing.T) {
 	frames[1].PC, frames[1].Module = 0x7f00107fa840, "/lib/x86_64-linux-gnu/libc.so.6"
 	frames[2].PC = 0x0000562e133e21f9
 	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", frames))
-	if s.Key != "SIGSEGV | doris::Foo::bar" {
+	if s.Key != "FAULT | doris::Foo::bar" {
 		t.Fatalf("key %s\n%s", s.Key, strings.Join(s.Trace, "\n"))
 	}
 	if !hasTrace(s, "position-independent binary differs per run") {
@@ -117,7 +120,7 @@ func TestGeneratePIEAddressDropped(t *testing.T) {
 	frames = fr("", "doris::Foo::bar()")
 	frames[0].Module, frames[0].Offset, frames[0].HasOffset = "/opt/doris/be/lib/doris_be", 0x9a8b7c6, true
 	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", frames))
-	if s.Key != "SIGSEGV | doris_be+0x9a8b7c6 | doris::Foo::bar" {
+	if s.Key != "FAULT | doris_be+0x9a8b7c6" {
 		t.Errorf("key %s", s.Key)
 	}
 }
@@ -142,8 +145,8 @@ func TestGenerateCheck(t *testing.T) {
 	if s2 := Generate(c2); s2.Key != s.Key {
 		t.Errorf("values changed the key: %s vs %s", s.Key, s2.Key)
 	}
-	if s.Key != "CHECK(num_rows() == c->size()) | starrocks::Chunk::check_or_die | starrocks::Chunk::append" {
-		t.Errorf("key %s", s.Key)
+	if s.Key != "ABORT | starrocks::Chunk::check_or_die" || s.Kind != "CHECK(num_rows() == c->size())" {
+		t.Errorf("key %s, kind %s", s.Key, s.Kind)
 	}
 }
 
@@ -223,11 +226,15 @@ func TestGenerateEmptyAndCorrupted(t *testing.T) {
 	if s := Generate(nil); s.Key != "EMPTY: no crash" {
 		t.Errorf("nil: %s", s.Key)
 	}
-	// Only prefix frames: keyed after all.
-	// Only prefix frames: the crash frame leads the key; the allocator
-	// frames below it are skipped.
+	// Only generic frames: no significant frame, so the generic frames
+	// are keyed, one per run of one rule (the allocator's internals are
+	// one), at most fallbackFrames.
 	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "je_free_default", "start_thread")))
-	assert.Equal(t, "SIGSEGV | je_arena_dalloc_promoted", s.Key)
+	assert.Equal(t, "FAULT | je_arena_dalloc_promoted", s.Key)
+	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "je_free_default",
+		"__pthread_create_2_1", "os::create_thread(Thread*, os::ThreadType, unsigned long)", "JVM_StartThread", "start_thread")))
+	assert.Equal(t, "FAULT | je_arena_dalloc_promoted | pthread_create | os::create_thread", s.Key)
+	assert.True(t, hasTrace(s, "no significant frame: keying on the first 3 generic frame(s)"), strings.Join(s.Trace, "\n"))
 	assert.Equal(t, []string{"suspected-heap-corruption"}, s.Attributes)
 }
 
@@ -241,7 +248,7 @@ func TestGenerateGdbSignalFrame(t *testing.T) {
 		"doris::KeyCoder::full_encode_ascending (this=0x0, value=0x7f, buf=0x7f)",
 		"doris::segment_v2::SegmentWriter::_full_encode_keys (this=0x7f, key_columns=...)",
 	)))
-	if s.Key != "SIGSEGV | doris::KeyCoder::full_encode_ascending | doris::segment_v2::SegmentWriter::_full_encode_keys" {
+	if s.Key != "FAULT | doris::KeyCoder::full_encode_ascending" {
 		t.Errorf("key %s\n%s", s.Key, strings.Join(s.Trace, "\n"))
 	}
 	if !hasTrace(s, "superseded by a later sentinel") {
@@ -255,7 +262,7 @@ func TestGenerateAbortPathGlibc(t *testing.T) {
 	frames := fr("__pthread_kill_implementation", "raise", "abort", "_nl_load_domain", "doris::DiskIoMgr::~DiskIoMgr()")
 	frames[3].File = "./intl/loadmsgcat.c"
 	s := Generate(crash(symbolize.KindSignal, "SIGABRT", frames))
-	if s.Key != "SIGABRT | doris::DiskIoMgr::~DiskIoMgr" {
+	if s.Key != "ABORT | doris::DiskIoMgr::~DiskIoMgr" {
 		t.Errorf("key %s\n%s", s.Key, strings.Join(s.Trace, "\n"))
 	}
 }
@@ -297,26 +304,26 @@ func TestGenerateBoundedAndDeterministic(t *testing.T) {
 }
 
 func TestGenerateRecursionCollapsed(t *testing.T) {
-	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::R::read()", "doris::R::read()", "doris::R::read()", "doris::S::scan()")))
-	if s.Key != "SIGSEGV | doris::R::read | doris::S::scan" || s.AppFrame != "doris::R::read" {
+	g2, err := NewGenerator(Options{Frames: 2})
+	require.NoError(t, err)
+	s := g2.Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::R::read()", "doris::R::read()", "doris::R::read()", "doris::S::scan()")))
+	if s.Key != "FAULT | doris::R::read | doris::S::scan" || s.AppFrame != "doris::R::read" {
 		t.Errorf("key %s, app frame %q", s.Key, s.AppFrame)
 	}
 	// A crash inside the JVM: the app frame is the BE's JNI caller.
 	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("jni_CallVoidMethodV", "JNIEnv_::CallVoidMethod(_jobject*, _jmethodID*, ...)", "JavaCalls::call_helper", "void starrocks::JniScanner::do_close(starrocks::RuntimeState*)")))
-	if s.AppFrame != "starrocks::JniScanner::do_close" || s.Frames[0] != "jni_CallVoidMethodV" {
+	if s.AppFrame != "starrocks::JniScanner::do_close" || s.Key != "FAULT | jni_CallVoidMethodV | starrocks::JniScanner::do_close" {
 		t.Errorf("app frame %q, key %s", s.AppFrame, s.Key)
 	}
 }
 
 func TestGeneratorFramesOption(t *testing.T) {
-	g, err := NewGenerator(Options{Frames: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := g.Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::A::a()", "doris::B::b()")))
-	if s.Key != "SIGSEGV | doris::A::a" {
-		t.Errorf("key %s", s.Key)
-	}
+	g, err := NewGenerator(Options{Frames: 2})
+	require.NoError(t, err)
+	c := crash(symbolize.KindSignal, "SIGSEGV", fr("doris::A::a()", "std::vector<int>::push_back(int const&)", "doris::B::b()", "doris::C::c()"))
+	// Two significant frames; the generic libstdc++ frame between them is skipped.
+	assert.Equal(t, "FAULT | doris::A::a | doris::B::b", g.Generate(c).Key)
+	assert.Equal(t, "FAULT | doris::A::a", Generate(c).Key)
 }
 
 // FuzzGenerate parses arbitrary text and signs every incident: no panic,

@@ -33,9 +33,28 @@ const onekeyDir = "../testdata/onekey"
 // collect_garbage_files; the lambda's body into std::function's invoker),
 // no fault-address fact in the kind.
 var onekeyKeys = map[string]string{
-	"null":   "SIGSEGV | starrocks::lake::collect_garbage_files | starrocks::lake::vacuum_tablet | starrocks::lake::vacuum | worker",
-	"abort":  "SIGABRT | starrocks::check_failed | starrocks::CompactionTask::run | worker",
-	"lambda": "SIGSEGV | starrocks::ExchangeSinkOperator::send_chunk::{lambda} | starrocks::ExchangeSinkOperator::send_chunk | worker", // ThreadPool::dispatch_thread is a thread-start rule
+	"null":   "FAULT | starrocks::lake::collect_garbage_files",
+	"abort":  "ABORT | starrocks::check_failed",
+	"lambda": "FAULT | starrocks::ExchangeSinkOperator::send_chunk::{lambda}",
+}
+
+// onekeyDeepKeys are the same groups' keys with three significant frames:
+// the sources must agree below the default key's one frame too.
+var onekeyDeepKeys = map[string]string{
+	"null":   "FAULT | starrocks::lake::collect_garbage_files | starrocks::lake::vacuum_tablet | starrocks::lake::vacuum",
+	"abort":  "ABORT | starrocks::check_failed | starrocks::CompactionTask::run | worker",
+	"lambda": "FAULT | starrocks::ExchangeSinkOperator::send_chunk::{lambda} | starrocks::ExchangeSinkOperator::send_chunk | worker", // ThreadPool::dispatch_thread is a thread-start rule
+}
+
+// onekeyWant is what bothKeys must give for a group.
+func onekeyWant(mode string) string { return onekeyKeys[mode] + " ‖ " + onekeyDeepKeys[mode] }
+
+// bothKeys is the default key and the three-frame key of one crash.
+func bothKeys(t testing.TB, c *symbolize.Crash) string {
+	t.Helper()
+	g, err := NewGenerator(Options{Frames: 3})
+	require.NoError(t, err)
+	return Generate(c).Key + " ‖ " + g.Generate(c).Key
 }
 
 // onekeyTexts are the text sources of a group; withBinary ones are read
@@ -101,7 +120,7 @@ func TestOneKey(t *testing.T) {
 		require.Equal(t, build == "pie", bin.IsPIE())
 		for _, mode := range []string{"null", "abort", "lambda"} {
 			name := build + "-" + mode
-			want := onekeyKeys[mode]
+			want := onekeyWant(mode)
 			t.Run(name, func(t *testing.T) {
 				var meta onekeyMeta
 				mb, err := os.ReadFile(filepath.Join(onekeyDir, "meta", name+".json"))
@@ -115,7 +134,7 @@ func TestOneKey(t *testing.T) {
 				cr, err := core.Crash(ctx)
 				require.NoError(t, err)
 				s := Generate(cr)
-				require.Equal(t, want, s.Key, "core:\n%s", strings.Join(s.Trace, "\n"))
+				require.Equal(t, want, bothKeys(t, cr), "core:\n%s", strings.Join(s.Trace, "\n"))
 				require.False(t, cr.Corrupted, cr.CorruptedReason)
 				coreCrashFrame := s.CrashFrame
 
@@ -132,7 +151,7 @@ func TestOneKey(t *testing.T) {
 							"-ex", what, binPath, corePath).Output()
 						require.NoError(t, err)
 						c := onekeyIncident(t, out, "live gdb "+what)
-						assert.Equal(t, want, Generate(c).Key, "live gdb %s:\n%s", what, out)
+						assert.Equal(t, want, bothKeys(t, c), "live gdb %s:\n%s", what, out)
 					}
 				})
 
@@ -153,7 +172,7 @@ func TestOneKey(t *testing.T) {
 					assert.True(t, c.Corrupted)
 					assert.Contains(t, c.CorruptedReason, "truncated")
 					if th := c.CrashingThread(); th != nil && !th.Truncated {
-						assert.Equal(t, want, Generate(c).Key)
+						assert.Equal(t, want, bothKeys(t, c))
 					}
 				})
 
@@ -177,7 +196,7 @@ func TestOneKey(t *testing.T) {
 					}
 					c := read(text)
 					s := Generate(c)
-					assert.Equal(t, want, s.Key, "%s:\n%s", src.kind, strings.Join(s.Trace, "\n"))
+					assert.Equal(t, want, bothKeys(t, c), "%s:\n%s", src.kind, strings.Join(s.Trace, "\n"))
 					assert.False(t, c.Corrupted, "%s: %s", src.kind, c.CorruptedReason)
 					if src.withBinary {
 						// The faulting frame was looked up at its exact PC:
@@ -188,7 +207,7 @@ func TestOneKey(t *testing.T) {
 					t.Run("cut-"+src.kind, func(t *testing.T) {
 						c := read(cutText(text))
 						s := Generate(c)
-						assert.Equal(t, want, s.Key, "%s:\n%s", src.kind, strings.Join(s.Trace, "\n"))
+						assert.Equal(t, want, bothKeys(t, c), "%s:\n%s", src.kind, strings.Join(s.Trace, "\n"))
 						assert.True(t, c.Corrupted, "a dump cut by the end of input is corrupted")
 						assert.NotEmpty(t, c.CorruptedReason)
 					})
@@ -249,7 +268,7 @@ func TestOneKeyKernelLine(t *testing.T) {
 					rep, err := symbolize.SymbolizeInPlace(ctx, c, symbolize.Module{Binary: bin, Name: "onekey_" + build})
 					require.NoError(t, err)
 					s := Generate(c)
-					assert.Equal(t, onekeyKeys[mode], s.Key, "%s:\n%s", kind, strings.Join(s.Trace, "\n"))
+					assert.Equal(t, onekeyWant(mode), bothKeys(t, c), "%s:\n%s", kind, strings.Join(s.Trace, "\n"))
 					assert.False(t, c.Corrupted, c.CorruptedReason)
 					if build == "pie" && kind == "boost-addrs" {
 						// Bare addresses name no offset: the bias is the kernel line's.

@@ -64,7 +64,7 @@ func TestKeyPhysicalAcrossSources(t *testing.T) {
 		"starrocks::lake::collect_garbage_files()", "starrocks::lake::vacuum_tablet()", "starrocks::lake::vacuum()"))
 	glog.HasFaultAddress, glog.FaultAddress = true, 0
 	a, b := Generate(gdb), Generate(glog)
-	require.Equal(t, "SIGSEGV | starrocks::lake::collect_garbage_files | starrocks::lake::vacuum_tablet | starrocks::lake::vacuum", a.Key, strings.Join(a.Trace, "\n"))
+	require.Equal(t, "FAULT | starrocks::lake::collect_garbage_files", a.Key, strings.Join(a.Trace, "\n"))
 	assert.Equal(t, a.Key, b.Key)
 	assert.Contains(t, a.Attributes, "inlined=__gnu_cxx::__normal_iterator::__normal_iterator")
 	assert.Equal(t, "__gnu_cxx::__normal_iterator::__normal_iterator", a.CrashFrame)
@@ -84,7 +84,7 @@ func TestUnsymbolizedPIEByAddress(t *testing.T) {
 	// A fixed-address executable (mapped at 0x400000): the PC is a file address.
 	c.Message = "segfault at 0 ip 0000000003a1b2c9 sp 00007f61d2c0bcc0 error 4 in starrocks_be[400000+9c35000]"
 	c.Threads[0].Frames[0].PC = 0x3a1b2c9
-	assert.Equal(t, "SIGSEGV | starrocks_be+0x3a1b2c9", Generate(c).Key)
+	assert.Equal(t, "FAULT | starrocks_be+0x3a1b2c9", Generate(c).Key)
 	// Whatever the name, a PIE-range address without a base is dropped.
 	c.Message = ""
 	c.Threads[0].Frames[0] = symbolize.Frame{PC: 0x55d0c0a02a56, Module: "starrocks_be"}
@@ -96,13 +96,17 @@ func TestUnsymbolizedPIEByAddress(t *testing.T) {
 func TestCrashSiteLeaf(t *testing.T) {
 	for _, caller := range []string{"doris::Thread::start_thread", "doris::vectorized::Block::~Block"} {
 		s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "je_free_default", "operator delete(void*)", caller)))
-		assert.Equal(t, "SIGSEGV | je_arena_dalloc_promoted | "+caller, s.Key)
+		assert.Equal(t, "FAULT | je_arena_dalloc_promoted | "+caller, s.Key)
 		assert.Equal(t, []string{"je_arena_dalloc_promoted", caller}, s.Frames)
 		assert.Contains(t, s.Attributes, "suspected-heap-corruption")
 	}
-	// A memcpy below a product frame is not the crash frame: skipped.
-	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::Foo::bar()", "memcpy", "doris::Foo::baz()")))
-	assert.Equal(t, "SIGSEGV | doris::Foo::bar | doris::Foo::baz", s.Key)
+	// A memcpy below a product frame is not the crash frame: skipped
+	// (seen with two significant frames; the default key stops at the first).
+	g2, err := NewGenerator(Options{Frames: 2})
+	require.NoError(t, err)
+	s := g2.Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::Foo::bar()", "memcpy", "doris::Foo::baz()")))
+	assert.Equal(t, "FAULT | doris::Foo::bar | doris::Foo::baz", s.Key)
+	assert.True(t, hasTrace(s, "skipped #1 memcpy: prefix rule 'memcpy-family'"), strings.Join(s.Trace, "\n"))
 	td := crash(symbolize.KindThreadDump, "", fr("pthread_cond_timedwait", "starrocks::CompactionManager::_schedule()"))
 	td.Threads[0].Crashed = false
 	assert.Equal(t, "THREADS | starrocks::CompactionManager::_schedule", Generate(td).Key)
@@ -113,15 +117,15 @@ func TestCrashSiteLeaf(t *testing.T) {
 func TestCrashSiteKeyNames(t *testing.T) {
 	for _, leaf := range []string{"__memmove_avx_unaligned_erms", "__memcpy_ssse3_back", "memcpy", "__memmove_evex_unaligned_erms", "__memcpy_sse2_unaligned"} {
 		s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(leaf, "doris::Foo::bar()")))
-		assert.Equal(t, "SIGSEGV | memcpy | doris::Foo::bar", s.Key, leaf)
+		assert.Equal(t, "FAULT | memcpy | doris::Foo::bar", s.Key, leaf)
 		assert.Equal(t, leaf, s.CrashFrame)
 	}
 	for _, leaf := range []string{"__GI___pthread_mutex_lock", "___pthread_mutex_lock", "__pthread_mutex_lock", "pthread_mutex_lock"} {
-		assert.Equal(t, "SIGSEGV | pthread_mutex_lock | doris::Foo::bar", Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(leaf, "doris::Foo::bar()"))).Key, leaf)
+		assert.Equal(t, "FAULT | pthread_mutex_lock | doris::Foo::bar", Generate(crash(symbolize.KindSignal, "SIGSEGV", fr(leaf, "doris::Foo::bar()"))).Key, leaf)
 	}
-	assert.Equal(t, "SIGSEGV | memset | doris::Foo::bar",
+	assert.Equal(t, "FAULT | memset | doris::Foo::bar",
 		Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("__memset_sse2", "doris::Foo::bar()"))).Key)
-	assert.Equal(t, "SIGSEGV | je_arena_dalloc_promoted | doris::Foo::bar",
+	assert.Equal(t, "FAULT | je_arena_dalloc_promoted | doris::Foo::bar",
 		Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "doris::Foo::bar()"))).Key)
 }
 
@@ -136,7 +140,7 @@ func TestBareLambdaNamedByInvoker(t *testing.T) {
 		"_ZZN9starrocks2Op4sendEiENKUlvE_clEv",
 		"_ZNSt17_Function_handlerIFvvEZN9starrocks2Op4sendEiEUlvE_E9_M_invokeERKSt9_Any_data",
 		"starrocks::Pool::run()")))
-	assert.Equal(t, "SIGSEGV | starrocks::Op::send::{lambda} | starrocks::Pool::run", gdb.Key, strings.Join(gdb.Trace, "\n"))
+	assert.Equal(t, "FAULT | starrocks::Op::send::{lambda}", gdb.Key, strings.Join(gdb.Trace, "\n"))
 	assert.Equal(t, gdb.Key, glog.Key)
 }
 
@@ -153,11 +157,16 @@ func TestBareLambdaOwnerBelow(t *testing.T) {
 		}
 	}
 	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/op.cpp", 116)))
-	assert.Equal(t, "SIGSEGV | starrocks::Op::send::{lambda} | starrocks::Op::send | worker", s.Key, strings.Join(s.Trace, "\n"))
+	assert.Equal(t, "FAULT | starrocks::Op::send::{lambda}", s.Key, strings.Join(s.Trace, "\n"))
 	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/other.cpp", 116)))
-	assert.Equal(t, "SIGSEGV | {lambda} | starrocks::Op::send | worker", s.Key)
+	assert.Equal(t, "FAULT | {lambda}", s.Key)
 	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/op.cpp", 400)))
-	assert.Equal(t, "SIGSEGV | {lambda} | starrocks::Op::send | worker", s.Key)
+	assert.Equal(t, "FAULT | {lambda}", s.Key)
+	// With more significant frames the owner is kept as well.
+	g3, err := NewGenerator(Options{Frames: 3})
+	require.NoError(t, err)
+	s = g3.Generate(crash(symbolize.KindSignal, "SIGSEGV", frames("be/src/exec/op.cpp", 116)))
+	assert.Equal(t, "FAULT | starrocks::Op::send::{lambda} | starrocks::Op::send | worker", s.Key, strings.Join(s.Trace, "\n"))
 }
 
 func TestKeyNamesNeedCrashSite(t *testing.T) {

@@ -35,6 +35,12 @@ const (
 	// RoleSentinel frames restart the signature: it begins after the last
 	// sentinel found near the top of the stack (the signal handler).
 	RoleSentinel Role = "sentinel"
+	// RoleGeneric frames are code every defect passes through (libstdc++
+	// containers and algorithms, the C library, the JVM, the products'
+	// column and container helpers): Socorro's prefix list. Before the
+	// first significant frame they lead the key (where it crashed); below
+	// it they are skipped, and they never count as significant.
+	RoleGeneric Role = "generic"
 )
 
 // Rule is one frame rule. A frame matches when its normalized name equals
@@ -66,6 +72,11 @@ type Rule struct {
 	// Socorro's prefix list does. Further prefix frames between it and
 	// the first kept frame are skipped.
 	CrashSite bool `yaml:"crash_site,omitempty" json:"crash_site,omitempty"`
+	// Aborts, on an irrelevant rule, says that its frames are the
+	// process aborting (abort, assert, LOG(FATAL), terminate): a crash
+	// whose signal was not printed (gdb's bt of a core) is then of the
+	// abort class in the key (see doc.go, "Kind in the key").
+	Aborts bool `yaml:"aborts,omitempty" json:"aborts,omitempty"`
 	// KeyNames, on a crash-site rule, name the kept crash frame in the key
 	// by its function rather than by the variant the C library picked for
 	// the CPU or the glibc version (`__memmove_avx_unaligned_erms`,
@@ -226,15 +237,18 @@ func ValidateRules(rules []Rule) error {
 		}
 		ids[r.ID] = true
 		switch r.Role {
-		case RoleIrrelevant, RolePrefix, RoleSentinel:
+		case RoleIrrelevant, RolePrefix, RoleSentinel, RoleGeneric:
 		default:
 			return fmt.Errorf("%w: %s: unknown role %q", ErrRule, where, r.Role)
 		}
 		if strings.TrimSpace(r.Why) == "" {
 			return fmt.Errorf("%w: %s: no why", ErrRule, where)
 		}
-		if r.CrashSite && r.Role != RolePrefix {
-			return fmt.Errorf("%w: %s: crash_site is only meaningful on a prefix rule", ErrRule, where)
+		if r.CrashSite && r.Role != RolePrefix && r.Role != RoleGeneric {
+			return fmt.Errorf("%w: %s: crash_site is only meaningful on a prefix or generic rule", ErrRule, where)
+		}
+		if r.Aborts && r.Role != RoleIrrelevant {
+			return fmt.Errorf("%w: %s: aborts is only meaningful on an irrelevant rule", ErrRule, where)
 		}
 		if len(r.KeyNames) > 0 && !r.CrashSite {
 			return fmt.Errorf("%w: %s: key_names need crash_site", ErrRule, where)
@@ -309,7 +323,7 @@ type ruleSet struct {
 func compileRulesNoValidate(rules []Rule) *ruleSet {
 	rs := &ruleSet{exact: map[string]*compiledRule{}}
 	// Order by role priority so the first match is the strongest.
-	order := map[Role]int{RoleSentinel: 0, RoleIrrelevant: 1, RolePrefix: 2}
+	order := map[Role]int{RoleSentinel: 0, RoleIrrelevant: 1, RolePrefix: 2, RoleGeneric: 3}
 	sorted := append([]Rule(nil), rules...)
 	sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Role] < order[sorted[j].Role] })
 	for _, r := range sorted {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -46,7 +47,11 @@ func TestSimilarity(t *testing.T) {
 }
 
 func TestBucketer(t *testing.T) {
-	b := NewBucketer(nil)
+	// Three significant frames per key, so that the buckets differ below
+	// the crash site and NearDuplicates has frames to compare.
+	g3, err := NewGenerator(Options{Frames: 3})
+	require.NoError(t, err)
+	b := NewBucketer(g3)
 	mk := func(src string, line int, p symbolize.Product, ver string, frames ...string) *symbolize.Crash {
 		c := crash(symbolize.KindSignal, "SIGSEGV", fr(frames...))
 		c.Source, c.StartLine, c.Product, c.Version = src, line, p, ver
@@ -73,4 +78,14 @@ func TestBucketer(t *testing.T) {
 	if !strings.Contains(keys, "starrocks::C::c") || !strings.Contains(keys, "starrocks::D::d") {
 		t.Errorf("wrong pair %+v", nd[0])
 	}
+	// The default key stops at the first significant frame: the three
+	// StarRocks crashes at starrocks::A::a are one bucket.
+	d := NewBucketer(nil)
+	d.Add(mk("a.log", 3, symbolize.ProductStarRocks, "3.3.1", "starrocks::A::a()", "starrocks::B::b()", "starrocks::C::c()"))
+	d.Add(mk("c.log", 1, symbolize.ProductStarRocks, "3.3.2", "starrocks::A::a()", "starrocks::B::b()", "starrocks::D::d()"))
+	d.Add(mk("e.log", 1, symbolize.ProductStarRocks, "3.3.2", "starrocks::A::a()", "starrocks::E::e()"))
+	db := d.Buckets()
+	require.Len(t, db, 1)
+	assert.Equal(t, "FAULT | starrocks::A::a", db[0].Key)
+	assert.Equal(t, 3, db[0].Count)
 }

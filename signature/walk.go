@@ -39,11 +39,26 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 	leafKept := false  // kept[0] is a crash-site prefix frame
 	inlinedAbove := "" // the innermost named inline frame since the last physical frame
 	lambdaAt := -1     // index of the last bare {lambda} kept
+	sh := g.shape
+	significant := 0              // significant frames kept
+	lead := 0                     // generic frames kept before the first significant frame
+	var generics []string         // generic frames seen, for a stack without a significant frame
+	var lastGeneric *compiledRule // the rule of the last generic frame seen
 	n := g.frames
+	stop := len(frames) // where the walk stopped
 	for i := start; i < len(frames); i++ {
 		f := &frames[i]
-		if len(kept) == n {
+		// naming: the significant frames are all kept, only a bare lambda
+		// at the end may still take its owner's name from the frame below.
+		naming := sh.significant > 0 && significant >= sh.significant
+		if naming && (len(kept) == 0 || kept[len(kept)-1] != Lambda) {
+			t.add("stopped after " + strconv.Itoa(significant) + " significant frame(s); " + strconv.Itoa(len(frames)-i) + " frames below not examined")
+			stop = i
+			break
+		}
+		if len(kept) == n && !naming {
 			t.add("stopped after " + strconv.Itoa(n) + " frames; " + strconv.Itoa(len(frames)-i) + " frames below not examined")
+			stop = i
 			break
 		}
 		if f.inlined {
@@ -66,9 +81,13 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 				trampoline = false
 			case len(kept) == 0 && sandwiched(frames, i, start):
 				t.add(skipLine(f, "unsymbolized frame between mechanism frames"))
+			case f.unsym != "" && naming:
+				t.add("stopped after " + strconv.Itoa(significant) + " significant frame(s); the bare lambda keeps no owner")
+				i = len(frames)
 			case f.unsym != "":
 				kept = append(kept, f.unsym)
-				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.unsym + ": unsymbolized frame of a position-dependent binary (stable per build)")
+				significant++
+				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.unsym + ": unsymbolized frame of a position-dependent binary (stable per build)" + sh.countNote(significant))
 			case f.rule != nil:
 				t.add(skipLine(f, f.rule.describe()))
 			default:
@@ -103,6 +122,60 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 				attrs = append(attrs, "inlined="+inlined)
 			}
 		}
+		if sh.significant > 0 && g.generic(f) {
+			// A thread dump has no crash site: nothing leads its key.
+			leads := crashSite && (sh.leadAll || r != nil && r.CrashSite || r == nil && sh.productLead)
+			// Socorro's prefix list: generic frames (C library,
+			// allocator, memcpy family, libstdc++, the JVM, the products'
+			// column and container helpers) name where it crashed but
+			// not which defect; they lead the key until the first
+			// significant frame, and are skipped below it.
+			kn := f.name
+			if r != nil {
+				kn = r.keyName(f.name)
+			}
+			// A stack without a significant frame is keyed on its generic
+			// frames, one per run of frames of one rule (the allocator's
+			// internals, then the C library's, then the JVM's).
+			if len(generics) < sh.fallback && (r == nil || r != lastGeneric) {
+				generics = append(generics, kn)
+			}
+			lastGeneric = r
+			if r != nil && r.Attribute != "" && significant == 0 && prefixAttr == "" {
+				prefixAttr = r.Attribute
+				attrs = append(attrs, r.Attribute)
+			}
+			why := "generic frame (no rule: outside the products' namespaces)"
+			if r != nil {
+				why = r.describe()
+			}
+			switch {
+			case naming:
+				t.add(skipLine(f, why+"; the bare lambda above keeps no owner"))
+				i = len(frames)
+			case significant > 0:
+				t.add(skipLine(f, why+", below the first significant frame"))
+			case !crashSite:
+				t.add(skipLine(f, why+"; a thread dump has no crash site"))
+			case lead > 0 && lead >= sh.lead:
+				t.add(skipLine(f, why+"; the key already names the crash site ("+strconv.Itoa(lead)+" generic frame)"))
+			case !leads:
+				t.add(skipLine(f, why+"; frames of this rule never lead the key"))
+			case lead >= sh.lead:
+				t.add(skipLine(f, why+"; no generic frame leads the key"))
+			case len(kept) > 0 && kept[len(kept)-1] == kn:
+				t.add(skipLine(f, "repeats the frame above (recursion or an inlined copy)"))
+			default:
+				kept = append(kept, kn)
+				lead++
+				as := ""
+				if kn != f.name {
+					as = " as " + kn
+				}
+				t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + as + ": " + why + ": leads the key until the first significant frame")
+			}
+			continue
+		}
 		if r != nil && r.Role == RolePrefix {
 			if isCrashFrame && crashSite && r.CrashSite && len(kept) == 0 {
 				kn := r.keyName(f.name)
@@ -120,7 +193,7 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 				continue
 			}
 			t.add(skipLine(f, r.describe()))
-			if len(kept) == 0 || leafKept && len(kept) == 1 {
+			if len(kept) == 0 || leafKept && len(kept) == 1 || sh.significant > 0 && significant == 0 {
 				if len(prefixes) < n {
 					prefixes = append(prefixes, f.name)
 				}
@@ -145,6 +218,9 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			kept[len(kept)-1] = f.name + "::" + Lambda
 			t.add("kept    #" + strconv.Itoa(frames[lambdaAt].index) + " " + kept[len(kept)-1] + ": the bare lambda above is defined in " + f.name +
 				" (" + path.Base(f.file) + ":" + strconv.Itoa(frames[lambdaAt].line) + " runs in it at line " + strconv.Itoa(f.line) + ")")
+			if naming {
+				continue
+			}
 		}
 		if len(kept) > 0 && kept[len(kept)-1] == Lambda && strings.HasSuffix(f.name, "::"+Lambda) {
 			// gdb names a lambda's body `operator() (__closure=…)` without
@@ -154,11 +230,44 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + ": names the lambda of the frame above")
 			continue
 		}
+		if naming {
+			t.add("stopped after " + strconv.Itoa(significant) + " significant frame(s); the bare lambda keeps no owner (#" + strconv.Itoa(f.index) + " " + f.name + " does not name it)")
+			break
+		}
 		if f.name == Lambda {
 			lambdaAt = i
 		}
 		kept = append(kept, f.name)
-		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name)
+		significant++
+		t.add("kept    #" + strconv.Itoa(f.index) + " " + f.name + sh.countNote(significant))
+	}
+	if crashFrame == "" {
+		// The key was complete before any named frame (an unsymbolized
+		// frame of the executable): the crash frame is still the first
+		// named frame after the mechanism frames.
+		above := "" // the innermost named inline frame of the crash site
+		for j := stop; j < len(frames); j++ {
+			f := &frames[j]
+			if f.inlined {
+				if above == "" && f.name != "" {
+					above = f.name
+				}
+				continue
+			}
+			if f.name != "" && (f.rule == nil || f.rule.Role == RolePrefix || f.rule.Role == RoleGeneric) {
+				crashFrame = f.name
+				if above != "" {
+					crashFrame = above
+					attrs = append(attrs, "inlined="+above)
+				}
+				break
+			}
+			above = ""
+		}
+	}
+	if sh.significant > 0 && significant == 0 && len(generics) > len(kept) {
+		kept = generics
+		t.add("no significant frame: keying on the first " + strconv.Itoa(len(kept)) + " generic frame(s)")
 	}
 	if len(kept) == 0 && len(prefixes) > 0 {
 		kept = prefixes
@@ -191,20 +300,16 @@ func (g *Generator) isAppFrame(name string) bool {
 	return false
 }
 
-// appFrame is the first Doris/StarRocks frame: among the kept frames, else
-// the first one in the stack below them (the JNI caller of a crash inside
-// the JVM, the BE caller of a crash in a library), else "".
+// appFrame is the first Doris/StarRocks frame of the stack (physical,
+// neither mechanism nor sentinel; generic ones count): a kept
+// frame, or one below the key (the JNI caller of a crash inside the JVM,
+// the BE caller of a crash in a library), else "".
 func (g *Generator) appFrame(kept []string, frames []frameView) string {
-	for _, k := range kept {
-		if g.isAppFrame(k) {
-			return k
-		}
-	}
 	for i := range frames {
 		if i == sentinelWindow*2 {
 			break
 		}
-		if n := frames[i].name; !frames[i].inlined && g.isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix) {
+		if n := frames[i].name; !frames[i].inlined && g.isAppFrame(n) && (frames[i].rule == nil || frames[i].rule.Role == RolePrefix || frames[i].rule.Role == RoleGeneric) {
 			return n
 		}
 	}
@@ -252,4 +357,85 @@ func skipLine(f *frameView, why string) string {
 		}
 	}
 	return "skipped #" + strconv.Itoa(f.index) + " " + name + ": " + why
+}
+
+// keyShape is the layout of a key's frames (parameters of the algorithm:
+// changing one changes keys, hence Algorithm). significant = 0 is the
+// layout of crashsig-sig/7: the first Frames frames outside the rules.
+type keyShape struct {
+	// significant: the key stops after this many significant frames
+	// (frames neither mechanism nor generic).
+	significant int
+	// lead bounds the generic frames kept before the first significant
+	// one (the crash site: allocator, memcpy, libstdc++ helpers).
+	lead int
+	// productOnly: every frame outside the products' namespaces is
+	// generic, whether or not a rule names it.
+	productOnly bool
+	// leadAll: every generic frame may lead the key, not only those of
+	// crash-site rules.
+	leadAll bool
+	// productLead (with productOnly): frames outside the products'
+	// namespaces that no rule names (third-party libraries) lead the key
+	// like crash-site frames.
+	productLead bool
+	// kind is kindFull, kindClass or kindNone.
+	kind int
+	// fallback bounds the generic frames keyed when the stack has no
+	// significant frame.
+	fallback int
+}
+
+// countNote is the trace's note on a significant frame kept.
+func (sh keyShape) countNote(n int) string {
+	if sh.significant == 0 {
+		return ""
+	}
+	return ": significant frame " + strconv.Itoa(n) + " of " + strconv.Itoa(sh.significant)
+}
+
+// generic reports whether a named frame is generic under the shape: a
+// generic rule, a crash-site prefix rule, or (productOnly) any frame
+// outside the products' namespaces.
+func (g *Generator) generic(f *frameView) bool {
+	if r := f.rule; r != nil {
+		return r.Role == RoleGeneric || r.Role == RolePrefix && r.CrashSite
+	}
+	return g.shape.productOnly && !g.isAppFrame(f.name)
+}
+
+// Kind modes of keyShape.kind: how much of the kind prefix a key keeps.
+const (
+	kindFull  = iota // the whole kind (CHECK(expr), SIGSEGV, ASAN(bug), …)
+	kindClass        // its class: fault, abort, or the kind itself for others
+	kindNone         // no kind
+)
+
+// keyKind is the kind part of a key under the shape's kind mode.
+func (sh keyShape) keyKind(kind string) string {
+	switch sh.kind {
+	case kindNone:
+		return ""
+	case kindClass:
+		return kindClassOf(kind)
+	}
+	return kind
+}
+
+// kindClassOf maps a kind to its class: a fault (signals of a bad access,
+// a sanitizer's report of one, the JVM's report of one, an unknown signal)
+// or an abort (SIGABRT, CHECK, LOG(FATAL), assert, terminate); other kinds
+// (THREADS, LEAK, TERM) stay themselves.
+func kindClassOf(kind string) string {
+	head := kind
+	if i := strings.IndexByte(kind, '('); i >= 0 {
+		head = kind[:i]
+	}
+	switch head {
+	case "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "CRASH", "ASAN", "MSAN", "UBSAN", "TSAN", "HWASAN", "JVM":
+		return "FAULT"
+	case "SIGABRT", "ABORT", "FATAL", "CHECK", "ASSERT", "terminate":
+		return "ABORT"
+	}
+	return kind
 }

@@ -75,7 +75,7 @@ func TestClassifyInputs(t *testing.T) {
 	// Standard input.
 	code, out, _ = runCLI(t, string(crash), "classify", "-")
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, out, "key:    SIGSEGV")
+	assert.Contains(t, out, "key:    FAULT")
 	// No crash in a readable input: exit 3 and say so.
 	code, out, _ = runCLI(t, "", "classify", filepath.Join(dir, "be.INFO"))
 	assert.Equal(t, exitNoCrash, code)
