@@ -426,8 +426,10 @@ func (p *parser) junkLine(b []byte, no int) (skip, forgets bool) {
 	if _, _, _, ok := glogLine(view); ok {
 		return false, false // mayStart would look at it
 	}
-	if !stripped && p.pfx.sameAsPrev(text, no) {
-		return false, false // the previous line's anchors are taken
+	if !stripped && no == p.lineNo+1 && p.pfx.sameAsPrev(text, no) {
+		// The previous line's anchors are taken. (Only the first line
+		// after it can be sameAsPrev: prevNo is at most p.lineNo.)
+		return false, false
 	}
 	// Binary when it holds a NUL or its control bytes weigh binaryLimit
 	// (scanFrom's early stop); then skipped when isJunk. text is the end of
