@@ -36,6 +36,9 @@ type ParallelStats struct {
 	// Adopted is how many chunks the in-order scan skipped lines of by
 	// taking the state a worker's scan of the chunk had there.
 	Adopted int
+	// Rescanned is how many chunks a worker scanned a second time, from
+	// a better guess.
+	Rescanned int
 	// ContinuedLines is how many lines the in-order scan read itself:
 	// incidents, the lines before it could take a worker's state in each
 	// chunk, and whole chunks where it never could. With chunks of
@@ -443,6 +446,9 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 		}
 		pos = j.end
 		j.snaps = nil
+		if j.rescanned {
+			m.stats.Rescanned++
+		}
 		m.publishSeed(j.idx, cur)
 	}
 	finish(m.parent.Err())
