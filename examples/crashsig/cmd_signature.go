@@ -26,7 +26,7 @@ type signatureFlags struct {
 
 func (f *signatureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rules, "rules", "", "YAML rule file added to the default frame rules (see signature/rules/default.yaml)")
-	fs.IntVar(&f.frames, "frames", 0, "frames per key (default "+strconv.Itoa(signature.DefaultFrames)+"; keys differ from the golden ones when changed)")
+	fs.IntVar(&f.frames, "frames", 0, "significant frames per key: frames neither mechanism nor generic (default "+strconv.Itoa(signature.DefaultFrames)+"; keys differ from the golden ones when changed)")
 }
 
 func (f *signatureFlags) generator() (*signature.Generator, error) {
