@@ -12,10 +12,11 @@ import (
 // over from one chunk's scan to the next (parallel.go).
 //
 // COMPLETENESS: a field added to parser or prefixLearner that outlives a
-// line must be added here (snapshot, matches, seed), or the parallel scan
-// may hand over between two parsers that differ. TestParallelEquivalence
-// and FuzzParallel compare the parallel scan with the single pass and
-// catch a missing field. What is not here, and why:
+// line must be added here (snapshotInto, matchesAt, restore), or the
+// parallel scan may skip ahead into a state that differs from the single
+// pass's. TestCarriedFields fails on any new field until it is placed;
+// TestParallelEquivalence and FuzzParallel compare the parallel scan with
+// the single pass. What is not here, and why:
 //   - parser.opts, parser.pf: the same for every chunk of one scan;
 //   - parser.dem: a cache, its results do not depend on what it holds;
 //   - parser.out: the Crashes already finished, taken at the boundary;
