@@ -78,6 +78,12 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []s
 			}
 		}
 	}
+	// `libc.so.6` printed alone in the name's place (an abbreviated dump, a
+	// boost frame whose symbol and address the poster dropped): a module,
+	// not a function, so the frame is an unnamed frame of that object.
+	if mod == "" && isBareSharedObject(name) {
+		mod, name = name, ""
+	}
 	mod = unMarkdownLink(mod)
 	v.module = path.Base(mod)
 	if mod == "" {
@@ -181,6 +187,17 @@ func hasLetter(s string) bool {
 // isPath: a file path printed where a name belongs (damaged frame line).
 func isPath(s string) bool {
 	return (s[0] == '/' || s[0] == '.') && strings.Contains(s, "/")
+}
+
+// isBareSharedObject: a name that is only a shared object's file name
+// (`libc.so.6`, `/lib64/libpthread.so.0`, `libjvm.so`): no scope, no
+// parameters, no blank.
+func isBareSharedObject(s string) bool {
+	if s == "" || !isSharedObject(s) || strings.ContainsAny(s, " ():<>") {
+		return false
+	}
+	base := path.Base(s)
+	return strings.HasPrefix(base, "lib") || strings.HasPrefix(base, "ld-")
 }
 
 // isSharedObject: a module named like a shared object (`libc.so.6`,

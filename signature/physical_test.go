@@ -180,3 +180,19 @@ func TestCrashSiteOnlyOnPrefixRules(t *testing.T) {
 	err := ValidateRules([]Rule{{ID: "x", Role: RoleIrrelevant, Why: "w", Names: []string{"f"}, CrashSite: true}})
 	require.ErrorIs(t, err, ErrRule)
 }
+
+// A frame printed as a bare shared object's name (`3# libc.so.6` in an
+// abbreviated boost dump) is an unnamed frame of that object: never a key
+// frame, and after a signal handler it is the trampoline.
+func TestBareSharedObjectFrame(t *testing.T) {
+	for _, name := range []string{"libc.so.6", "/lib64/libpthread.so.0", "libjvm.so", "ld-linux-x86-64.so.2"} {
+		assert.True(t, isBareSharedObject(name), name)
+	}
+	for _, name := range []string{"", "doris::Foo::bar", "libfoo.so.6 (deleted) x", "setTLSExceptionStrings", "my.so.thing::run()", "doris_be"} {
+		assert.False(t, isBareSharedObject(name), name)
+	}
+	s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("doris::signal::(anonymous namespace)::FailureSignalHandler(...)", "libc.so.6", "bvar::detail::SamplerCollector::run()", "libc.so.6")))
+	assert.Equal(t, "FAULT | bvar::detail::SamplerCollector::run", s.Key, strings.Join(s.Trace, "\n"))
+	s = Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("libc.so.6", "doris::Foo::bar()")))
+	assert.Equal(t, "FAULT | doris::Foo::bar", s.Key, strings.Join(s.Trace, "\n"))
+}
