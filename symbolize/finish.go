@@ -332,6 +332,7 @@ func (in *incident) chooseThreads(p *parser) {
 		}
 		return
 	}
+	in.chooseSanitizerCrash() // format_sanitizer.go
 	// A crash: the best candidate stack is the crashing thread.
 	if len(in.stacks) == 0 && in.pcFrame.Raw != "" {
 		in.newStack("F2", 3) // cut after the PC: line
@@ -345,6 +346,7 @@ func (in *incident) chooseThreads(p *parser) {
 			best = s
 		}
 	}
+	best = in.keepCauseStack(best) // format_glog.go
 	if best != nil && len(best.th.Frames) == 0 && best.origin == "F6" {
 		// LeakSanitizer prints no access stack: the first allocation
 		// stack is the one the report is about.

@@ -1,5 +1,7 @@
 package symbolize
 
+import "strings"
+
 // gdb `bt` / `thread apply all bt` and pstack output pasted by users
 // (F7.2); formats spec §4 F7.2. Frames (`#1  0x… in f (args) at file:line`)
 // are parsed by parseGDBFrame.
@@ -21,4 +23,43 @@ var gdbRules = []lineRule{
 	{id: "F7.gdb_thread", kind: kGDBThread, prefix: "Thread ",
 		re: mustCompile(`^Thread (\d+) \((?:Thread 0x([0-9a-f]+) )?\(?LWP (\d+)\)?\)?(?: "([^"]*)")?\):?`)},
 	{id: "F7.gdb_command", kind: kGDBCommand, prefix: "(gdb)"},
+}
+
+// gdbLocation attaches a continuation line holding only the location of
+// the frame before it. gdb's print_frame (gdb/stack.c) sets a wrap hint
+// before ` at FILE:LINE` (indent 3) and before ` from LIBRARY` (indent 2):
+// when the frame line would pass the terminal width, the location goes on
+// its own line, `    at /root/doris/be/src/olap/compaction.cpp:123` or
+// `   from /lib64/libc.so.6`. The location belongs to the frame above; it is
+// taken only when that frame has no location of its own and its argument
+// list is closed (an open one is the argument wrap, joined elsewhere).
+func (p *parser) gdbLocation(last Frame, text string) (Frame, bool) {
+	if text == "" || text[0] != ' ' && text[0] != '\t' {
+		return Frame{}, false
+	}
+	t := strings.TrimSpace(text)
+	if last.File != "" || last.Module != "" || openParens(last.Raw) > 0 {
+		return Frame{}, false
+	}
+	switch {
+	case strings.HasPrefix(t, "at "):
+		file, _, _, ok := splitFileLine(t[3:])
+		if !ok || file == "" || strings.ContainsAny(file, " \t") {
+			return Frame{}, false
+		}
+	case strings.HasPrefix(t, "from "):
+		if len(t) == 5 || strings.ContainsAny(t[5:], " ()\t") {
+			return Frame{}, false
+		}
+	default:
+		return Frame{}, false
+	}
+	raw := strings.TrimRight(last.Raw, " \t") + " " + t
+	f, ok := p.parseGDBFrame(raw)
+	if !ok || f.File == "" && f.Module == "" || f.Index != last.Index {
+		return Frame{}, false
+	}
+	f.Raw = raw
+	f.Inlined = last.Inlined
+	return f, true
 }

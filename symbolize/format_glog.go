@@ -42,3 +42,34 @@ var glogRules = []lineRule{
 	{id: "F2.pre_version", kind: kVersion, contains: " (build ",
 		re: mustCompile(`^(\S+) ([A-Z][A-Z_]*(?: with [A-Z]+)?) \(build ([^)]*)\)$`)},
 }
+
+// keepCauseStack settles between a check failure's own stack (F3, `***
+// Check failure stack trace: ***` and its `@ 0x… fn` lines) and the
+// signal dump of the abort that follows it (F1 or F2), which usually
+// repeats the failing code's frames with more of the abort path and so is
+// preferred. A dump that holds no frame of the failing code — only the
+// handler, libc's abort path and glog's machinery, because the text is
+// cut there — tells less than the check failure's stack: that stack stays
+// the crashing thread's (formats spec §4 F3).
+func (in *incident) keepCauseStack(best *stack) *stack {
+	if best == nil || best.origin != "F1" && best.origin != "F2" {
+		return best
+	}
+	for i := range best.th.Frames {
+		if comparableName(&best.th.Frames[i]) != "" {
+			return best
+		}
+	}
+	for _, s := range in.stacks {
+		if s.origin != "F3" {
+			continue
+		}
+		for i := range s.th.Frames {
+			if comparableName(&s.th.Frames[i]) != "" {
+				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the check failure's stack", best.origin)
+				return s
+			}
+		}
+	}
+	return best
+}

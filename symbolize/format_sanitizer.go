@@ -49,3 +49,210 @@ func isSanitizerStackHeader(t string) bool {
 	}
 	return false
 }
+
+// sanitizerSummary parses the last line of an ASAN/TSAN/UBSAN/MSAN report,
+// `SUMMARY: AddressSanitizer: heap-use-after-free /path/file.cpp:331 in ns::f(int) const`
+// (compiler-rt sanitizer_common ReportErrorSummary: the bug type, then the
+// location of the first frame of the crash stack that is not the
+// runtime's own, as `file:line[:col] in function`, or `(module+0xoff)`
+// when the binary has no debug information). It returns the bug type and
+// that location as a frame; ok is false for LSAN's byte counts and for
+// lines that name no function.
+func (p *parser) sanitizerSummary(text string) (bug string, f Frame, ok bool) {
+	m := sanitizerSummaryRe.FindStringSubmatch(text)
+	if m == nil {
+		return "", Frame{}, false
+	}
+	bug, loc, fn := m[1], m[2], strings.TrimSpace(m[3])
+	f = Frame{Raw: text}
+	if file, line, col, ok := splitFileLine(loc); ok && !strings.ContainsAny(file, "()") {
+		f.File, f.Line, f.Column = file, line, col
+	} else if mod, off, ok := parseModuleOffset(loc); ok {
+		f.Module, f.Offset, f.HasOffset = mod, Addr(off), true
+	} else {
+		return "", Frame{}, false // LSAN: `100 byte(s) leaked in 1 allocation(s).`
+	}
+	if isUnknownSymbol(fn) {
+		return bug, Frame{}, false
+	}
+	p.setFunction(&f, fn)
+	return bug, f, true
+}
+
+// sanitizerSummaryRe: `SUMMARY: <Tool>: <bug> <location> in <function>`;
+// the bug type may have blanks (TSAN's `data race`), the location has
+// none, the function may be empty (UBSAN without symbols).
+var sanitizerSummaryRe = mustCompile(`^SUMMARY: (?:AddressSanitizer|ThreadSanitizer|UndefinedBehaviorSanitizer|MemorySanitizer|HWAddressSanitizer): (\S.*?) (\S+) in ?(.*)$`)
+
+// sanitizerShaped reports whether a frame line has the sanitizer
+// symbolizer's shape (`    #3 0x55d1… in f file:line:col` or
+// `… (module+0xoff)`): one blank after the frame number, then an address
+// printed without leading zeros. gdb left-aligns the frame number in two
+// columns (`#3  0x… in f (…) at file:line`) and pads addresses to 16 hex
+// digits; the sanitizers indent their frames (pastes may lose that).
+func sanitizerShaped(raw string) bool {
+	t := strings.TrimLeft(raw, " \t")
+	idx, rest, ok := hashIndex(t)
+	if !ok || !strings.HasPrefix(rest, "0x") {
+		return false
+	}
+	i := strings.IndexByte(t, ' ')
+	if i < 0 || i+1 >= len(t) || t[i+1] == ' ' {
+		return false
+	}
+	addr := rest
+	if j := strings.IndexByte(rest, ' '); j > 0 {
+		addr = rest[:j]
+	}
+	return len(t) < len(raw) || idx < 10 || len(addr) != 18
+}
+
+// sanitizerFragment turns an incident opened by headerless frames (taken
+// for a gdb backtrace) into the rest of a sanitizer report, when a line
+// only a sanitizer report has follows them: a stack header (`Thread T455
+// (…) created by T0 here:`, `freed by thread …`) or its SUMMARY. Where a
+// stack's header is cut, the stack may be any of the report's: the
+// access stack, or the freed-by, allocated-by or thread-creation stacks
+// that ASAN prints after it (compiler-rt asan_descriptions.cpp), which
+// are not where it crashed. So the frames become auxiliary stacks, and
+// chooseSanitizerCrash decides at the end.
+func (in *incident) sanitizerFragment(p *parser) bool {
+	if in.sec != secGDB || in.hasSig || len(in.stacks) == 0 || in.hasFormat("F6") {
+		return false
+	}
+	for _, s := range in.stacks {
+		if s.origin != "gdb" || s.th.ID != 0 || s.th.Name != "" {
+			return false
+		}
+		for _, f := range s.th.Frames {
+			if !sanitizerShaped(f.Raw) {
+				return false
+			}
+		}
+	}
+	fs := in.c.Formats[:0]
+	for _, x := range in.c.Formats {
+		if x != "F7" {
+			fs = append(fs, x)
+		}
+	}
+	in.c.Formats = fs
+	in.addFormat("F6")
+	for _, s := range in.stacks {
+		s.origin = "F6-aux"
+		for i, f := range s.th.Frames {
+			if g, ok := p.parseSanitizerFrame(f.Raw); ok {
+				s.th.Frames[i] = g // `fn file:line:col`, not gdb's `fn (args) at file:line`
+			}
+		}
+	}
+	notes := in.notes[:0]
+	for _, n := range in.notes {
+		if !strings.HasPrefix(n, "gdb backtrace starts at frame #") {
+			notes = append(notes, n)
+		}
+	}
+	in.notes = notes
+	in.sec = secSanitizer
+	in.gdbOrphan, in.gdbPartial = 0, 0
+	if in.c.Kind == KindUnknown {
+		in.c.Kind = KindSanitizer
+	}
+	in.note("sanitizer frames without the report's first lines: stacks whose header is cut may be any of the report's")
+	return true
+}
+
+// sanitizerEnd records the SUMMARY line of a sanitizer report.
+func (in *incident) sanitizerEnd(p *parser, text string) {
+	bug, f, ok := p.sanitizerSummary(text)
+	if bug != "" && in.c.SanitizerBug == "" {
+		in.c.SanitizerBug = bug
+		if in.c.Message == "" {
+			in.c.Message = strings.TrimPrefix(text, "SUMMARY: ")
+		}
+	}
+	if ok {
+		in.sanSummary = f
+	}
+}
+
+// chooseSanitizerCrash settles the crashing thread of a sanitizer report
+// whose access stack (the one after the ERROR line) has no frames, before
+// the other stacks are weighed: the freed-by, allocated-by and
+// thread-creation stacks are never the crashing thread's. A stack whose
+// header is cut is the access stack when it holds the SUMMARY's function
+// (the summary names the access stack's first frame). Otherwise the
+// SUMMARY's frame alone stands for the crash, and the incident says that
+// the crash stack is missing. LeakSanitizer prints no access stack: its
+// first allocation stack is what the report is about.
+func (in *incident) chooseSanitizerCrash() {
+	if !in.hasFormat("F6") || in.c.Kind == KindLeak {
+		return
+	}
+	for _, s := range in.stacks {
+		if s.origin == "F6" && len(s.th.Frames) > 0 {
+			return
+		}
+	}
+	// The access stack is empty (cut) or was never seen: drop it.
+	kept := in.stacks[:0]
+	for _, s := range in.stacks {
+		if s.origin != "F6" {
+			kept = append(kept, s)
+		}
+	}
+	in.stacks = kept
+	want := in.sanSummary.Name()
+	if want == "" {
+		// No SUMMARY: a first stack whose header is cut is the access
+		// stack when it is whole at the top (ASAN prints it first).
+		for _, s := range in.stacks {
+			if s.origin == "F6-aux" && s.th.State == "" && len(s.th.Frames) > 0 && s.th.Frames[0].Index == 0 && s == in.stacks[0] {
+				s.origin = "F6"
+				s.th.Crashed = true
+				in.note("the first stack, whose header is cut, taken as the crash stack: no SUMMARY line to check it against")
+				return
+			}
+		}
+		in.corrupt("sanitizer report without its crash stack and without a SUMMARY line naming the crash site")
+		return
+	}
+	// The SUMMARY attests a sanitizer report: the incident is no bare
+	// fragment of frames (fragment.go), whatever its stacks hold.
+	in.fragment = 0
+	for _, s := range in.stacks {
+		if s.origin != "F6-aux" || s.th.State != "" {
+			continue
+		}
+		for i := range s.th.Frames {
+			if s.th.Frames[i].Name() == want {
+				s.origin = "F6"
+				s.th.Crashed = true
+				return
+			}
+		}
+	}
+	crash := in.newStack("F6", 4)
+	crash.th.Frames = []Frame{in.sanSummary}
+	crash.th.Crashed = true
+	crash.th.Truncated = true
+	in.corrupt("sanitizer report without its crash stack: the SUMMARY line's frame stands for it")
+}
+
+// sanitizerText is a line of a sanitizer report as the report printed it.
+// A paste prefix learned from indented frame lines (`10:00:01,013     #5
+// 0x…`) takes the frames' indentation with it, so the report's own
+// unindented lines (`10:00:06,078 SUMMARY: …`, `… Thread T455 (…) created
+// by T0 here:`) keep their prefix: strip the prefix without its trailing
+// blanks from them.
+func (p *parser) sanitizerText(text string) string {
+	t := strings.TrimSpace(text)
+	shape := strings.TrimRight(p.pfx.shape, " \t")
+	if shape == "" || len(shape) == len(p.pfx.shape) {
+		return t
+	}
+	if n := matchPrefix([]byte(text), shape); n > 0 && n < len(text) && (text[n] == ' ' || text[n] == '\t') {
+		return strings.TrimSpace(text[n:])
+	}
+	return t
+}

@@ -72,6 +72,7 @@ type incident struct {
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
 	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
 	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
+	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
 }
 
 // abortMark is where the dump that follows an abort cause began (its
@@ -640,8 +641,12 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 			return true
 		}
 	case kSanEnd:
+		if strings.HasPrefix(text, "SUMMARY:") {
+			in.sanitizerFragment(p)
+		}
 		if in.sec == secSanitizer || in.sec == secSanTail {
 			if strings.HasPrefix(text, "SUMMARY:") {
+				in.sanitizerEnd(p, text)
 				in.sec = secSanTail
 				in.used(ln)
 				return true
@@ -1162,6 +1167,24 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		in.used(ln)
 		return true
 	case secGDB:
+		if t := p.sanitizerText(text); isSanitizerStackHeader(t) && in.sanitizerFragment(p) {
+			s := in.newStack("F6-aux", 0) // `Thread T455 (…) created by T0 here:` after cut frames
+			s.th.State = strings.TrimSuffix(t, ":")
+			in.used(ln)
+			return true
+		} else if strings.HasPrefix(t, "SUMMARY: ") && in.sanitizerFragment(p) {
+			in.sanitizerEnd(p, t) // the same, its prefix kept (sanitizerText)
+			in.sec = secSanTail
+			in.used(ln)
+			return true
+		}
+		if in.cur != nil && len(in.cur.th.Frames) > 0 {
+			if f, ok := p.gdbLocation(in.cur.th.Frames[len(in.cur.th.Frames)-1], text); ok {
+				in.cur.th.Frames[len(in.cur.th.Frames)-1] = f // `    at file:line` on its own line
+				in.used(ln)
+				return true
+			}
+		}
 		if in.cur != nil && len(in.cur.th.Frames) > 0 && (text[0] == ' ' || text[0] == '\t') && openParens(in.cur.th.Frames[len(in.cur.th.Frames)-1].Raw) > 0 {
 			// gdb wraps long argument lists onto indented lines.
 			last := &in.cur.th.Frames[len(in.cur.th.Frames)-1]
