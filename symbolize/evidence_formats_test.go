@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -217,4 +218,34 @@ func TestSanitizerShaped(t *testing.T) {
 	assert.False(t, sanitizerShaped("#5  0x0000563ea2b15ba1 in f () at /a.cpp:1"))
 	assert.False(t, sanitizerShaped("#12 0x0000563ea2b15ba1 in f () at /a.cpp:1"))
 	assert.False(t, sanitizerShaped("#1  doris::f (x=1) at /a.cpp:1"))
+}
+
+// ASAN's address description between the stacks (`Address … is located in
+// stack of thread T12 … in frame`, then that frame) does not cut the
+// report in two, and neither the frame's nor the creation stack is the
+// crash stack.
+func TestSanitizerDescriptionBetweenStacks(t *testing.T) {
+	text, err := os.ReadFile("testdata/asan-description-fragment.txt")
+	require.NoError(t, err)
+	cs := parseString(t, string(text))
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, "stack-buffer-overflow", c.SanitizerBug)
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 1)
+	assert.Equal(t, "doris::vectorized::VSortNode::sort_input(int)", ct.Frames[0].Function)
+	assert.Equal(t, 118, ct.Frames[0].Line)
+	assert.Len(t, c.Threads, 4)
+}
+
+// UBSAN's location line stands for its stack when none is printed: the
+// sanitizer rules above leave it alone.
+func TestUBSANWithoutStackUnchanged(t *testing.T) {
+	cs := parseString(t, "x.cpp:12:3: runtime error: signed integer overflow: 1 + 2 cannot be represented in type int\n")
+	require.Len(t, cs, 1)
+	assert.False(t, cs[0].Corrupted)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	assert.Equal(t, "x.cpp:12:3", ct.State)
 }

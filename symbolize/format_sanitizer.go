@@ -190,8 +190,8 @@ func (in *incident) chooseSanitizerCrash() {
 		return
 	}
 	for _, s := range in.stacks {
-		if s.origin == "F6" && len(s.th.Frames) > 0 {
-			return
+		if s.origin == "F6" && (len(s.th.Frames) > 0 || s.th.State != "") {
+			return // a stack, or UBSAN's `file:line:col: runtime error` location
 		}
 	}
 	// The access stack is empty (cut) or was never seen: drop it.
@@ -255,4 +255,83 @@ func (p *parser) sanitizerText(text string) string {
 		return strings.TrimSpace(text[n:])
 	}
 	return t
+}
+
+// sanitizerDescriptionRe matches the lines ASAN prints between its stacks
+// to describe the address (compiler-rt asan_descriptions.cpp): `0x60b0…
+// is located 12 bytes inside of 100-byte region […)`, `Address 0x7f… is
+// located in stack of thread T12 at offset 96 in frame`, `This frame has
+// 2 object(s):`, and its `HINT: …` lines.
+var sanitizerDescriptionRe = mustCompile(`^(?:Address )?0x[0-9a-fA-F]+ is located |^This frame has \d+ object|^HINT: `)
+
+// isSanitizerOnly reports whether a line (without its paste prefix) is
+// one only a sanitizer report prints: a stack header, an address
+// description, or the SUMMARY.
+func isSanitizerOnly(t string) bool {
+	return isSanitizerStackHeader(t) || strings.HasPrefix(t, "SUMMARY: ") || sanitizerDescriptionRe.MatchString(t)
+}
+
+// sanitizerLine takes a line isSanitizerOnly accepted into an incident
+// that sanitizerFragment has just made a sanitizer report's rest.
+func (in *incident) sanitizerLine(p *parser, t string, ln lineInfo) {
+	switch {
+	case strings.HasPrefix(t, "SUMMARY: "):
+		in.sanitizerEnd(p, t)
+		in.sec = secSanTail
+	case isSanitizerStackHeader(t):
+		s := in.newStack("F6-aux", 0)
+		s.th.State = strings.TrimSuffix(t, ":")
+	default:
+		// An address description: the frames after it are another stack.
+		in.newStack("F6-aux", 0)
+	}
+	in.used(ln)
+}
+
+// sanTailEnds says whether a line of kind k ends a sanitizer report after
+// its SUMMARY line: the report then prints only the shadow bytes around
+// the address, their legend and `==PID==ABORTING` (all unrecognized lines
+// but the last), so a recognized line of any other kind (a gdb session, a
+// signal dump, a glog line) is the next text's.
+func sanTailEnds(k lineKind) bool {
+	return k != kOther && k != kBlank && k != kSanEnd
+}
+
+// sanTailLine says whether an unrecognized line can be part of what ASAN
+// prints after its SUMMARY (compiler-rt asan_errors.cpp
+// PrintShadowMemoryForAddress, PrintLegend): `Shadow bytes around the
+// buggy address:`, rows `  0x0c0881d68e60: fa fa 00 …` and `=>0x…: …[fd]…`
+// (a paste prefix may have taken a row's address), `Shadow byte legend
+// (…):` and its `  Heap left redzone:       fa` entries. Any other line
+// ends a report cut before its `==PID==ABORTING`.
+func sanTailLine(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "" || strings.HasPrefix(t, "Shadow byte") || strings.HasPrefix(t, "=>") {
+		return true
+	}
+	if i := strings.IndexByte(t, ':'); i > 0 {
+		head, rest := t[:i], strings.TrimSpace(t[i+1:])
+		if strings.HasPrefix(head, "0x") {
+			_, ok := parseHex(head)
+			return ok
+		}
+		return rest != "" && shadowBytes(rest) && !strings.ContainsAny(head, "0123456789=#")
+	}
+	return shadowBytes(t)
+}
+
+// shadowBytes says whether s is a run of two-digit hex shadow bytes, one
+// of them maybe bracketed (`fa fa[fd]fd`), or a legend entry's values.
+func shadowBytes(s string) bool {
+	n := 0
+	for _, w := range strings.Fields(strings.NewReplacer("[", " ", "]", " ").Replace(s)) {
+		if len(w) != 2 {
+			return false
+		}
+		if _, ok := parseHex(w); !ok {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }

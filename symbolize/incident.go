@@ -889,6 +889,9 @@ func (in *incident) closedBy(k lineKind) bool {
 	if dumpHeaders[k] && in.sec == secGDB {
 		return true
 	}
+	if in.sec == secSanTail && sanTailEnds(k) {
+		return true // after a sanitizer's SUMMARY only shadow bytes and ABORTING follow
+	}
 	if splitHeaders[k] && !in.hasSig && !in.isCause() && in.hasDumpFrames() {
 		// Header lines come before their dump's frames: after frames
 		// without a signal line (a headerless paste), they are the next
@@ -968,8 +971,8 @@ func (in *incident) startsOtherStack(p *parser, text string) bool {
 	}
 	switch {
 	case t[0] == '#' && isDigit(t[1]):
-		if in.sec == secGDB || in.sec == secSanitizer || in.sec == secSanTail {
-			return false
+		if in.sec == secGDB || in.sec == secSanitizer {
+			return false // after a SUMMARY (secSanTail) no frame is the report's
 		}
 		f, ok := p.parseGDBFrame(t)
 		return ok && (f.Index == 0 || f.PC != 0)
@@ -1129,7 +1132,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		in.used(ln)
 		return true // sanitizer reports have many descriptive lines
 	case secSanTail:
-		if k == kOther && in.startsOtherStack(p, text) {
+		if k == kOther && (in.startsOtherStack(p, text) || !sanTailLine(text)) {
 			return false
 		}
 		in.used(ln)
@@ -1167,15 +1170,8 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		in.used(ln)
 		return true
 	case secGDB:
-		if t := p.sanitizerText(text); isSanitizerStackHeader(t) && in.sanitizerFragment(p) {
-			s := in.newStack("F6-aux", 0) // `Thread T455 (…) created by T0 here:` after cut frames
-			s.th.State = strings.TrimSuffix(t, ":")
-			in.used(ln)
-			return true
-		} else if strings.HasPrefix(t, "SUMMARY: ") && in.sanitizerFragment(p) {
-			in.sanitizerEnd(p, t) // the same, its prefix kept (sanitizerText)
-			in.sec = secSanTail
-			in.used(ln)
+		if t := p.sanitizerText(text); isSanitizerOnly(t) && in.sanitizerFragment(p) {
+			in.sanitizerLine(p, t, ln) // `Thread T455 (…) created by T0 here:` after cut frames
 			return true
 		}
 		if in.cur != nil && len(in.cur.th.Frames) > 0 {
