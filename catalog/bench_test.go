@@ -14,8 +14,23 @@ import (
 // a third of them with a wildcard), some with callers, kinds or messages.
 func generatedCatalog(t testing.TB, n int) *Catalog {
 	t.Helper()
+	files, err := DefaultFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths *File
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, "paths.yaml") {
+			paths = f
+		}
+	}
+	if paths == nil {
+		t.Fatal("default catalog has no paths.yaml")
+	}
 	var b strings.Builder
-	b.WriteString("schema: 1\nrevision: \"2026.11.30\"\ndefects:\n")
+	// The generated file belongs to the default catalog's revision (New
+	// refuses files of different revisions).
+	fmt.Fprintf(&b, "schema: 1\nrevision: %q\ndefects:\n", paths.Revision)
 	for i := 0; i < n; i++ {
 		prod, pfx := "starrocks", "SR"
 		if i%2 == 1 {
@@ -42,16 +57,6 @@ func generatedCatalog(t testing.TB, n int) *Catalog {
 	gen, err := Parse("generated.yaml", []byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
-	}
-	files, err := DefaultFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths *File
-	for _, f := range files {
-		if strings.HasSuffix(f.Name, "paths.yaml") {
-			paths = f
-		}
 	}
 	c, err := New(paths, gen)
 	if err != nil {
