@@ -148,6 +148,16 @@ type Input struct {
 // usually what a caller wants instead.
 func (in *Input) Reader() io.Reader { return in.r }
 
+// regular says whether the Input reads a regular file on disk (maybe
+// through a decompressor): its reads never wait for input.
+func (in *Input) regular() bool {
+	if in.file == nil {
+		return false
+	}
+	st, err := in.file.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
 // CorePath returns a file holding the decompressed core: the file itself,
 // or a temporary copy of a compressed one (removed by Close). It returns
 // "" for text inputs and for a core read from a stream that was not yet

@@ -360,7 +360,7 @@ func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yie
 		p.textChunks(ctx, in, size, yield)
 		return
 	}
-	p.text(ctx, in.Name, in.Reader(), idle, yield)
+	p.text(ctx, in.Name, in.Reader(), idle, in.regular(), yield)
 }
 
 // chunkScanSize returns the size of in when it is to be scanned in chunks
@@ -424,14 +424,18 @@ func (p *Pipeline) count() {
 // follower of a live log needs. A read error is yielded as *InputError.
 func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
-		p.text(ctx, name, r, p.opts.IdleFlush, yield)
+		p.text(ctx, name, r, p.opts.IdleFlush, false, yield)
 	}
 }
 
-func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time.Duration, yield func(*Result, error) bool) {
+// nonBlocking says that r never waits for input (a regular file, maybe
+// decompressed): the Scanner then reads it synchronously whatever ctx,
+// which keeps its fast skips (symbolize.ScanOptions.NonBlocking).
+func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time.Duration, nonBlocking bool, yield func(*Result, error) bool) {
 	so := p.opts.Scan
 	so.Source = name
 	so.IdleTimeout = idle
+	so.NonBlocking = so.NonBlocking || nonBlocking
 	sc := symbolize.NewScanner(r, so)
 	defer sc.Close()
 	for sc.NextContext(ctx) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,9 +39,20 @@ type ScanOptions struct {
 	// crash. Zero (the default) turns it off, which is right for files and
 	// pipes that end. Callers that follow a live log should set
 	// DefaultFollowIdleTimeout (2 s). With a positive IdleTimeout, or a
-	// context that can be done, the Scanner reads in a goroutine of its
-	// own; see Scanner.Close.
+	// context that can be done over a reader that may block (see
+	// NonBlocking), the Scanner reads in a goroutine of its own; see
+	// Scanner.Close.
 	IdleTimeout time.Duration
+	// NonBlocking says that the reader's Read never waits for input: a
+	// regular file, a decompressor over one, bytes in memory. Then a
+	// context that can be done does not make the Scanner read in a
+	// goroutine of its own (which the fast skips of fastrun.go cannot
+	// use): it reads synchronously and looks at the context between
+	// reads. NewScanner sets it by itself for a regular *os.File, a
+	// *bytes.Reader, *strings.Reader, *bytes.Buffer or *io.SectionReader.
+	// A reader that may block (a pipe, a terminal, a socket) must leave it
+	// false, or a done context waits for its Read to return.
+	NonBlocking bool
 	// FirstLine is the number given to the first line read (default 1):
 	// a caller that starts reading a file after its first lines numbers
 	// the incidents as a scan of the whole file would (ScanParallel).
@@ -85,10 +97,13 @@ type Scanner struct {
 	done bool
 	buf  []byte // holds a line longer than the reader's buffer
 	// live is the reading goroutine, started by the first NextContext
-	// that needs it (IdleTimeout > 0, or a context that can be done); from
-	// then on every line comes through it.
+	// that needs it (IdleTimeout > 0, or a context that can be done over a
+	// reader that may block); from then on every line comes through it.
 	live *liveReader
-	ctx  context.Context // of the NextContext call in progress
+	// cr gives the synchronous reader the context of the NextContext call
+	// in progress (nil in other calls and once live reads).
+	cr  *ctxReader
+	ctx context.Context // of the NextContext call in progress
 	// stopped says the scan ended because the context was done.
 	stopped bool
 }
@@ -96,9 +111,43 @@ type Scanner struct {
 // NewScanner returns a Scanner reading r.
 func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 	opts.fill()
-	s := &Scanner{br: bufio.NewReaderSize(&holeSqueezer{r: r}, 256<<10)}
+	if !opts.NonBlocking {
+		opts.NonBlocking = neverBlocks(r)
+	}
+	cr := &ctxReader{r: r}
+	s := &Scanner{br: bufio.NewReaderSize(&holeSqueezer{r: cr}, 256<<10), cr: cr}
 	s.p.init(opts)
 	return s
+}
+
+// neverBlocks says whether r is a reader known never to wait for input
+// (ScanOptions.NonBlocking).
+func neverBlocks(r io.Reader) bool {
+	switch r := r.(type) {
+	case *bytes.Reader, *strings.Reader, *bytes.Buffer, *io.SectionReader:
+		return true
+	case *os.File:
+		st, err := r.Stat()
+		return err == nil && st.Mode().IsRegular()
+	}
+	return false
+}
+
+// ctxReader is the synchronous Scanner's reader: before each Read it
+// looks at the context of the NextContext call in progress and returns
+// errStopped when it is done. It sits under the holeSqueezer, which reads
+// on through NUL runs of any length, so a done context is noticed within
+// one buffer of input whatever the bytes.
+type ctxReader struct {
+	r   io.Reader
+	ctx context.Context
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return 0, errStopped
+	}
+	return c.r.Read(p)
 }
 
 // Next advances to the next incident, which Crash then returns. It returns
@@ -108,15 +157,20 @@ func (s *Scanner) Next() bool { return s.NextContext(context.Background()) }
 // NextContext is Next that stops early, with Err returning ctx.Err(), when
 // ctx is done, also while the reader is blocked in Read: it returns false
 // at once when ctx is done (an incident still open is returned first, not
-// marked as cut). A context that can be done, or a positive
-// ScanOptions.IdleTimeout, makes the Scanner read in a goroutine of its
-// own (see Close); with context.Background and no idle timeout it reads
-// synchronously.
+// marked as cut). A positive ScanOptions.IdleTimeout, or a context that
+// can be done over a reader that may block (ScanOptions.NonBlocking),
+// makes the Scanner read in a goroutine of its own (see Close); otherwise
+// it reads synchronously, looking at the context between reads.
 func (s *Scanner) NextContext(ctx context.Context) bool {
-	if s.live == nil && !s.done && (s.p.opts.IdleTimeout > 0 || ctx.Done() != nil) {
+	if s.live == nil && !s.done && (s.p.opts.IdleTimeout > 0 || (ctx.Done() != nil && !s.p.opts.NonBlocking)) {
 		s.live = startLive(s.br, s.p.opts.MaxLineBytes)
 	}
 	s.ctx = ctx
+	if s.live == nil && ctx.Done() != nil {
+		// Only while no goroutine reads: s.cr is then this call's alone.
+		s.cr.ctx = ctx
+		defer func() { s.cr.ctx = nil }()
+	}
 	defer func() { s.ctx = nil }()
 	for len(s.q) == 0 {
 		if s.done {
@@ -223,6 +277,13 @@ func (s *Scanner) step() bool {
 		}
 	} else {
 		line, truncated, err = s.readLine()
+		if err == errStopped {
+			// ctxReader: the context is done (the line read so far is
+			// dropped, as the live path does).
+			s.err = s.ctx.Err()
+			s.stopped = true
+			return false
+		}
 	}
 	if len(line) == 0 && err != nil {
 		if !errors.Is(err, io.EOF) {
