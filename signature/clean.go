@@ -16,6 +16,7 @@ func clean(s string) string {
 	if strings.IndexByte(s, '&') >= 0 {
 		s = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
 	}
+	s = repairPasteDamage(s)
 	needs := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
@@ -119,4 +120,18 @@ func stripCloneSuffixes(s string) string {
 		}
 		s = t
 	}
+}
+
+// repairPasteDamage undoes what chat and issue trackers do to `::` in
+// pasted names: a space put between the colons (`starrocks: :workgroup: :X`,
+// keyed as `:X` before) and GitHub's `:thread:` shortcode turned into the
+// emoji 🧵 (`std:🧵:join`). Neither form can occur in a C++ or Java name.
+func repairPasteDamage(s string) string {
+	if strings.Contains(s, ": :") {
+		s = strings.ReplaceAll(s, ": :", "::")
+	}
+	if strings.Contains(s, ":\U0001F9F5:") {
+		s = strings.ReplaceAll(s, ":\U0001F9F5:", "::thread::")
+	}
+	return s
 }
