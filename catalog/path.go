@@ -71,6 +71,7 @@ func (c *Catalog) computeUse() {
 		set(ca.frames, useName)
 		set(ca.callers, useName)
 		set(ca.near, useName)
+		set(ca.anyThread, useName) // the crashing thread's frames are looked up in the view
 		if ca.anchor >= 0 {
 			c.use[ca.anchor] |= useName
 		}
