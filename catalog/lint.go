@@ -227,8 +227,10 @@ var trainingDirs = []string{"testdata/corpus", "testdata/defects"}
 // LintWarnings returns warnings (ErrOverfit) about path rules and defects
 // with taught_by whose only matching logs under testdata/corpus and
 // testdata/defects of opts.Root are the logs they were taught by (at most
-// one): such a rule names one crash, not a subsystem. Validation logs are
-// never read. It returns nil without opts.Root.
+// one): such a rule names one crash, not a subsystem. Generated and
+// hand-written variants (any file under a variants/ folder) are not read:
+// they are derived from a taught log, so they are no independent evidence.
+// Validation logs are never read. It returns nil without opts.Root.
 func LintWarnings(ctx context.Context, files []*File, opts LintOptions) Errors {
 	if opts.Root == nil {
 		return nil
@@ -279,6 +281,9 @@ func LintWarnings(ctx context.Context, files []*File, opts LintOptions) Errors {
 			if err != nil || de.IsDir() || ctx.Err() != nil {
 				return nil
 			}
+			if isVariant(p) {
+				return nil // derived from another log: no second witness
+			}
 			base := strings.TrimSuffix(p, ".gz")
 			if !strings.HasSuffix(base, ".txt") && !strings.HasSuffix(base, ".log") && !strings.HasSuffix(base, ".out") {
 				return nil
@@ -319,10 +324,16 @@ func LintWarnings(ctx context.Context, files []*File, opts LintOptions) Errors {
 			}
 		}
 		if others == 0 && len(s.matched) <= 1 {
-			out = append(out, &Error{File: s.file, Line: s.line, Field: s.field + ".taught_by", Msg: fmt.Sprintf("%s %s matches %d log(s) under %s, none but the one it was taught by: make it name the subsystem or defect, not one crash", s.kind, s.id, len(s.matched), strings.Join(trainingDirs, " and ")), Err: ErrOverfit})
+			out = append(out, &Error{File: s.file, Line: s.line, Field: s.field + ".taught_by", Msg: fmt.Sprintf("%s %s matches %d log(s) under %s (variants not counted: they derive from the taught log), none but the one it was taught by: make it name the subsystem or defect, not one crash", s.kind, s.id, len(s.matched), strings.Join(trainingDirs, " and ")), Err: ErrOverfit})
 		}
 	}
 	return sortErrors(out)
+}
+
+// isVariant reports whether a training log is a variant of another log
+// (testdata/defects/<product>/variants/…).
+func isVariant(p string) bool {
+	return strings.Contains("/"+p, "/variants/")
 }
 
 // readLog parses a log of root (gzip-aware); unreadable logs give nothing.
