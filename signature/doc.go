@@ -192,7 +192,10 @@
 // # Key shape (crashsig-sig/8)
 //
 // Key = class of the kind | the crash frame when a crash-site rule
-// (allocator, memcpy family, libc locks, libc, JVM) names it |
+// (allocator, memcpy family, libc locks, libc, JVM, libhdfs,
+// compression libraries, brpc's IOBuf and bthread scheduler) names it,
+// by the function it implements rather than the glibc variant or alias
+// (`__memchr_evex` → memchr, `__GI__IO_fwrite` → fwrite) |
 // the first significant frame (DefaultFrames = 1): the first physical
 // frame that no rule makes mechanism, prefix or generic. Generic frames
 // between the crash frame and the first significant frame are skipped;
