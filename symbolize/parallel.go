@@ -153,13 +153,25 @@ func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions,
 		defer m.wg.Done()
 		defer close(m.queue)
 		defer close(work)
+		buf := make([]byte, findPiece)
+		start := int64(0) // where the next chunk's first line starts
 		for i := 0; int64(i)*chunk < size || i == 0; i++ {
 			a := int64(i) * chunk
 			j := &chunkJob{idx: i, a: a, b: min(size, a+chunk), done: make(chan struct{})}
+			start = m.bounds(j, start, buf)
 			select {
 			case m.queue <- j:
 			case <-inner.Done():
 				return
+			}
+			if j.failed || j.empty {
+				// Nothing for a worker; after a failure the in-order
+				// scan reads on alone and takes no more chunks.
+				close(j.done)
+				if j.failed {
+					return
+				}
+				continue
 			}
 			select {
 			case work <- j:
@@ -211,48 +223,47 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// worker is what a worker keeps from one chunk to the next: its read
-// buffers (a new one per chunk costs page faults and cache misses).
+// worker is what a worker keeps from one chunk to the next: its scanner
+// and read buffer (a new one per chunk costs page faults and cache
+// misses).
 type worker struct {
-	buf []byte
-	s   *Scanner
+	s *Scanner
 }
 
-// scanChunk is a worker's work on one chunk: find its line starts, scan
-// it from a guessed state, record snapshots.
-func (m *merger) scanChunk(j *chunkJob, w *worker) {
-	defer close(j.done)
-	if w.buf == nil {
-		w.buf = make([]byte, findPiece)
+// bounds sets the lines of chunk j: those starting in [j.a, j.b). start
+// is where the first line at or after j.a starts (the end of the chunk
+// before, 0 for the first); bounds returns where the next chunk's first
+// line starts. The chunks are bounded in order, so that no byte is
+// searched for a newline twice: when the line that ends the chunk before
+// reaches past j.b (a region without a newline, a hole of NULs), j is
+// empty and the chunk before holds its lines, without searching that
+// region again for every chunk inside it (which made a 1 GiB hole
+// quadratic). It marks j failed on a read error or when the scan is
+// stopped.
+func (m *merger) bounds(j *chunkJob, start int64, buf []byte) int64 {
+	if start >= j.b {
+		j.empty = true
+		return start
 	}
-	buf := w.buf
-	// The chunk's lines are those starting in [a, b): its first line
-	// starts after the first newline at or after a-1.
-	if j.idx > 0 {
-		nl, err := m.lineEnd(j.a-1, buf)
-		if err != nil {
-			j.failed = true
-			return
-		}
-		if nl >= j.b {
-			j.empty = true
-			return
-		}
-		j.start = nl
-	}
-	j.end = j.b
+	j.start, j.end = start, j.b
 	if j.b < m.size {
 		end, err := m.lineEnd(j.b-1, buf)
 		if err != nil {
 			j.failed = true
-			return
+			return start
 		}
 		j.end = end
 	}
 	if j.start >= j.end {
 		j.empty = true
-		return
 	}
+	return j.end
+}
+
+// scanChunk is a worker's work on one chunk (its lines found by bounds):
+// scan it from a guessed state, record snapshots.
+func (m *merger) scanChunk(j *chunkJob, w *worker) {
+	defer close(j.done)
 	m.mu.Lock()
 	seed, seedAt := m.seed, m.seedAt
 	m.mu.Unlock()
@@ -373,10 +384,14 @@ const (
 )
 
 // lineEnd returns the offset after the first newline at or after off
-// (the size of r when there is none), reading into buf.
+// (the size of r when there is none), reading into buf. It stops with
+// the context's error when the scan is stopped.
 func (m *merger) lineEnd(off int64, buf []byte) (int64, error) {
 	off = max(off, 0)
 	for off < m.size {
+		if err := m.ctx.Err(); err != nil {
+			return 0, err
+		}
 		b := buf[:min(int64(len(buf)), m.size-off)]
 		if err := readFull(m.r, b, off); err != nil {
 			return 0, err

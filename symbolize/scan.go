@@ -166,7 +166,7 @@ func (s *Scanner) NextContext(ctx context.Context) bool {
 		s.live = startLive(s.br, s.p.opts.MaxLineBytes)
 	}
 	s.ctx = ctx
-	if s.live == nil && ctx.Done() != nil {
+	if s.live == nil && s.cr != nil && ctx.Done() != nil {
 		// Only while no goroutine reads: s.cr is then this call's alone.
 		s.cr.ctx = ctx
 		defer func() { s.cr.ctx = nil }()
