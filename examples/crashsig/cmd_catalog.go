@@ -67,6 +67,7 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	root := fs.String("root", "", "repository root the defects' test log paths are relative to (default: found from the current directory)")
 	noTests := fs.Bool("no-tests", false, "do not check the defects' test logs")
 	overDefault := fs.Bool("over-default", false, "lint the files as a user catalog laid over the embedded default (ids may override)")
+	verbose := fs.Bool("v", false, "list every defect matched only by the log it was written from (default: one count line)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -106,8 +107,18 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, e := range errs {
 		fmt.Fprintln(stdout, e)
 	}
+	// defects matched only by their own log are often single reports:
+	// counted in one line unless -v
+	lone := 0
 	for _, w := range catalog.LintWarnings(ctx, files, opts) { // rules that only their own log matches
+		if !*verbose && strings.HasPrefix(w.Field, "defects[") {
+			lone++
+			continue
+		}
 		fmt.Fprintln(stdout, "warning:", w)
+	}
+	if lone > 0 {
+		fmt.Fprintf(stdout, "warning: %d defect(s) are matched only by the log they were written from (variants not counted; use -v to list)\n", lone)
 	}
 	rules, defects, rev := 0, 0, map[string]bool{}
 	for _, f := range files {

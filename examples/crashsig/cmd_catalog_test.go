@@ -27,6 +27,21 @@ func TestCatalogLintDefault(t *testing.T) {
 	}
 }
 
+func TestCatalogLintOverfitSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("classifies every training log")
+	}
+	root := filepath.Join("..", "..")
+	code, out, _ := runCatalog(t, "lint", "--root", root)
+	require.Equal(t, 0, code, out)
+	assert.NotContains(t, out, ": defects[", "defects' overfit warnings are one count line without -v")
+	assert.Contains(t, out, "defect(s) are matched only by the log they were written from (variants not counted; use -v to list)")
+	code, out, _ = runCatalog(t, "lint", "--root", root, "-v")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, ": defects[", "-v lists every defect's warning")
+	assert.NotContains(t, out, "use -v to list")
+}
+
 func TestCatalogLintBadFile(t *testing.T) {
 	bad := filepath.Join("..", "..", "testdata", "catalog", "bad", "unknown-field.yaml")
 	code, out, _ := runCatalog(t, "lint", "--no-tests", bad)
