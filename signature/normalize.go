@@ -130,7 +130,42 @@ func finish(parts []string) string {
 		out = append(out, p)
 	}
 	repairMarkdown(out)
+	out = dropVersionNamespace(out)
 	return strings.Join(out, "::")
+}
+
+// dropVersionNamespace removes the inline namespace that abseil and fmt
+// put after their own to version the ABI (`absl::lts_20230125::Mutex`,
+// `fmt::v7::format_to`): one function of either library keeps one name
+// across the library versions the products bundle.
+func dropVersionNamespace(parts []string) []string {
+	if len(parts) < 3 {
+		return parts
+	}
+	drop := false
+	switch parts[0] {
+	case "absl":
+		drop = strings.HasPrefix(parts[1], "lts_") && allDigits(strings.ReplaceAll(parts[1][len("lts_"):], "_", ""))
+	case "fmt":
+		drop = len(parts[1]) > 1 && parts[1][0] == 'v' && allDigits(parts[1][1:])
+	}
+	if !drop {
+		return parts
+	}
+	return append(parts[:1], parts[2:]...)
+}
+
+// allDigits reports whether s is a non-empty run of ASCII digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // repairMarkdown restores double underscores that Markdown ate in pasted
