@@ -184,6 +184,18 @@ func statusFor(ver Version, d *Defect) (Status, string, string) {
 			return ownFix(d, ver, *own, nil)
 		}
 	}
+	if in == nil && own == nil {
+		// After the last version listed affected on a branch with no known
+		// fix: the defect may persist or have been fixed unrecorded.
+		for i := range d.affected {
+			r := &d.affected[i]
+			if r.Kind == RangeSpan && r.coversBranch(ver) && cmpRelease(ver, r.To) > 0 {
+				return StatusVersionUnknown,
+					fmt.Sprintf("known defect %s: branch %s is listed affected up to %s and no fix is known on it; %s is after the last version known affected, so it is likely still affected unless a fix went unrecorded: %s", d.ID, ver.Branch(), r.To, ver, fixSummary(d)),
+					fmt.Sprintf("status version-unknown: %s is after affected range %q and branch %s has no listed fix", ver, r.Text, ver.Branch())
+			}
+		}
+	}
 	if in == nil {
 		return StatusVersionUnknown,
 			fmt.Sprintf("known defect %s, but the entry says nothing about branch %s: %s", d.ID, ver.Branch(), fixSummary(d)),
