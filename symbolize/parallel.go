@@ -10,6 +10,7 @@ import (
 	"iter"
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // ParallelOptions tune ScanParallel. The zero value is usable.
@@ -79,7 +80,9 @@ type ParallelStats struct {
 // or prefix the guess did not hold) the in-order scan reads the lines
 // itself: still exact, only not parallel there. Memory is bounded by the
 // chunks in flight (2×Workers+1 chunks, their snapshots, one read buffer
-// per worker).
+// per worker); the snapshots of a chunk hold at most an eighth of its
+// size (snapBudget) plus one snapshot, past which the in-order scan
+// reads more lines itself.
 func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) iter.Seq2[*Crash, error] {
 	return func(yield func(*Crash, error) bool) {
 		m := newMerger(ctx, r, size, opts, par)
@@ -102,6 +105,7 @@ type chunkJob struct {
 	start, end int64 // the lines of the chunk, when not empty
 	failed     bool  // a read failed: the in-order scan reads on itself
 	snaps      []chunkSnap
+	snapBytes  int  // what snaps hold, as snapCost counts it
 	rescanned  bool // scanned again from a better guess
 }
 
@@ -131,6 +135,8 @@ type merger struct {
 	mu     sync.Mutex
 	seed   *carried // the in-order scan's latest state at a chunk's end
 	seedAt int      // that chunk's index
+
+	snapBudget int // bytes of snapshots per chunk (snapBudget)
 }
 
 func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) *merger {
@@ -145,7 +151,7 @@ func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions,
 	opts.IdleTimeout = 0
 	opts.FirstLine = 0
 	inner, cancel := context.WithCancel(ctx)
-	m := &merger{parent: ctx, ctx: inner, cancel: cancel, r: r, size: size, opts: opts, chunk: chunk, seedAt: -1,
+	m := &merger{parent: ctx, ctx: inner, cancel: cancel, r: r, size: size, opts: opts, chunk: chunk, seedAt: -1, snapBudget: snapBudget(chunk),
 		queue: make(chan *chunkJob, 2*workers+1)}
 	work := make(chan *chunkJob)
 	m.wg.Add(1)
@@ -282,7 +288,7 @@ func (m *merger) scanChunk(j *chunkJob, w *worker) {
 	now, nowAt := m.seed, m.seedAt
 	m.mu.Unlock()
 	if j.idx > 0 && nowAt == j.idx-1 && nowAt != seedAt && now != nil && (seed == nil || now.banner != seed.banner || !sameShape(now.shape, seed.shape)) {
-		j.snaps = j.snaps[:0]
+		j.snaps, j.snapBytes = j.snaps[:0], 0
 		j.rescanned = true
 		m.scanLines(j, w, now)
 	}
@@ -331,13 +337,22 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 			return
 		}
 		off := j.start + sq.n - int64(s.br.Buffered())
-		if n := len(j.snaps); n > 0 && j.snaps[n-1].outs == outs && dense >= denseSnaps {
+		n := len(j.snaps)
+		if n > 0 && ((j.snaps[n-1].outs == outs && dense >= denseSnaps) || j.snapBytes+s.p.snapCost() > m.snapBudget) {
+			// Past the dense ones, or past the chunk's budget: the latest
+			// snapshot moves here (with the incidents finished by now,
+			// so the in-order scan never skips one). Over the budget the
+			// in-order scan reads the lines after each incident itself
+			// until it reaches the latest snapshot: exact, less parallel.
 			last := &j.snaps[n-1]
+			j.snapBytes -= last.cost()
 			s.p.snapshotInto(&last.c)
-			last.off = off
+			last.off, last.outs = off, outs
+			j.snapBytes += last.cost()
 			return
 		}
 		j.snaps = append(j.snaps, chunkSnap{c: s.p.snapshot(), off: off, outs: outs})
+		j.snapBytes += j.snaps[n].cost()
 		dense++
 	}
 	for steps := 1; ; steps++ {
@@ -370,6 +385,40 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 		snap()
 	}
 	return true
+}
+
+// snapCost is what a snapshot of the parser (at an idle boundary) would
+// hold, as chunkSnap.cost counts it.
+func (p *parser) snapCost() int {
+	n := int(unsafe.Sizeof(chunkSnap{})) + len(p.pending)*int(unsafe.Sizeof(Event{}))
+	for _, e := range p.pending {
+		n += len(e.Text)
+	}
+	if p.pfx.prevNo == p.lineNo {
+		n += len(p.pfx.prev)
+	}
+	return n
+}
+
+// cost is the memory the snapshot holds: itself, its copies of the
+// pending events and the previous line, and the events' texts (shared
+// with other snapshots, so counted more than once: an upper bound).
+func (c *chunkSnap) cost() int {
+	n := int(unsafe.Sizeof(*c)) + cap(c.c.pending)*int(unsafe.Sizeof(Event{})) + cap(c.c.prev)
+	for _, e := range c.c.pending {
+		n += len(e.Text)
+	}
+	return n
+}
+
+// snapBudget returns the bytes the snapshots of one chunk may hold
+// (chunkSnap.cost): an eighth of the chunk, at least 64 KiB. A few
+// incidents per chunk need a few KiB; input with an incident every few
+// lines, each after some context events (a memory-limit line repeated
+// before each kernel segfault line), took tens of MiB per chunk before
+// the budget.
+func snapBudget(chunk int64) int {
+	return int(max(chunk/8, 64<<10))
 }
 
 // findPiece is the size of the reads that look for a line's end.
