@@ -379,14 +379,20 @@ func TestParallelConstantMemory(t *testing.T) {
 	}
 	const size = 256 << 20
 	written, crashes := 0, 0
+	lines, textLines := int64(0), int64(0) // in the file, in its crash texts
+	chatterLines := int64(bytes.Count(chatter.Bytes(), []byte("\n")))
 	for written < size {
 		n, err := f.Write(chatter.Bytes())
 		require.NoError(t, err)
-		m, err := f.Write(texts[crashes%len(texts)])
+		text := texts[crashes%len(texts)]
+		m, err := f.Write(text)
 		require.NoError(t, err)
 		f.WriteString("\n")
 		written += n + m + 1
 		crashes++
+		tl := int64(bytes.Count(text, []byte("\n"))) + 1
+		lines += chatterLines + tl
+		textLines += tl
 	}
 	require.NoError(t, f.Sync())
 	st, err := f.Stat()
@@ -429,13 +435,23 @@ func TestParallelConstantMemory(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	growth := int64(peak) - int64(base)
-	t.Logf("%d incidents from %d MiB (%d crash texts): live heap %d MiB before, peak %d MiB (+%d MiB); %d chunks, %d skipped in, %d lines read in order",
-		n, st.Size()>>20, crashes, base>>20, peak>>20, growth>>20, stats.Chunks, stats.Adopted, stats.ContinuedLines)
+	t.Logf("%d incidents from %d MiB (%d crash texts, %d lines, %d in crash texts): live heap %d MiB before, peak %d MiB (+%d MiB); %d chunks, %d skipped in, %d lines read in order",
+		n, st.Size()>>20, crashes, lines, textLines, base>>20, peak>>20, growth>>20, stats.Chunks, stats.Adopted, stats.ContinuedLines)
 	assert.Greater(t, n, crashes/2)
 	assert.Less(t, growth, int64(48<<20), "the heap grows with the input")
-	// The in-order scan reads the incidents and skips most lines between
+	// The in-order scan reads the incidents and skips many lines between
 	// them (here a crash text every 256 KiB, many teaching a line prefix
 	// that the next chunks' guess lacks until the in-order scan gets
-	// there: the worst case for the guess).
-	assert.Less(t, stats.ContinuedLines, int64(st.Size()/100/2), "lines the in-order scan read itself")
+	// there: the worst case for the guess). How many it reads depends on
+	// the scheduling, not only on the input: a chunk whose worker starts
+	// after the in-order scan finished the chunk before is seeded with
+	// the right prefix, one that starts earlier may be scanned again or
+	// read in order (measured 1.21M to 1.37M lines of 2.6M on 2 shared
+	// cores; a fixed 1.34M limit failed now and then). So the bound is
+	// derived from the input with a wide margin: the crash texts, which
+	// it always reads, plus three quarters of the rest; what it catches
+	// is the in-order scan reading (nearly) everything, the failure mode
+	// when snapshots never match.
+	assert.GreaterOrEqual(t, stats.ContinuedLines, textLines/2, "the in-order scan reads the incidents itself")
+	assert.Less(t, stats.ContinuedLines, textLines+(lines-textLines)*3/4, "lines the in-order scan read itself")
 }
