@@ -55,7 +55,8 @@ type ParallelStats struct {
 // par.Workers goroutines. It then yields one error at most: a read error
 // (ErrRead), or ctx.Err() when ctx is done (the incident open then is
 // yielded before it, as NextContext does). opts.IdleTimeout is ignored: r
-// is a file that ends. Leaving the loop early stops the workers.
+// is a file that ends. opts.FirstLine numbers the first line, as for a
+// Scanner. Leaving the loop early stops the workers.
 //
 // How it stays exact. r is cut into chunks of par.ChunkBytes, each moved
 // to the next line start. Workers scan the chunks, numbering lines from
@@ -137,6 +138,7 @@ type merger struct {
 	seedAt int      // that chunk's index
 
 	snapBudget int // bytes of snapshots per chunk (snapBudget)
+	first      int // the number of the input's first line (ScanOptions.FirstLine)
 }
 
 func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) *merger {
@@ -149,9 +151,13 @@ func newMerger(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions,
 		chunk = DefaultChunkBytes
 	}
 	opts.IdleTimeout = 0
+	// The in-order scan numbers from opts.FirstLine; the workers number
+	// each chunk from 1 (the parser depends only on differences of line
+	// numbers, see readChunk), so their options do not carry it.
+	first := max(opts.FirstLine, 1)
 	opts.FirstLine = 0
 	inner, cancel := context.WithCancel(ctx)
-	m := &merger{parent: ctx, ctx: inner, cancel: cancel, r: r, size: size, opts: opts, chunk: chunk, seedAt: -1, snapBudget: snapBudget(chunk),
+	m := &merger{parent: ctx, ctx: inner, cancel: cancel, r: r, size: size, opts: opts, chunk: chunk, seedAt: -1, snapBudget: snapBudget(chunk), first: first,
 		queue: make(chan *chunkJob, 2*workers+1)}
 	work := make(chan *chunkJob)
 	m.wg.Add(1)
@@ -456,7 +462,7 @@ func (m *merger) lineEnd(off int64, buf []byte) (int64, error) {
 // run is the in-order scan: it takes the chunks in order, reads each,
 // skipping what it can by the chunk's snapshots, and yields the Crashes.
 func (m *merger) run(yield func(*Crash, error) bool) {
-	cur := m.newScanner(nil, 1) // its state is the single pass's at pos
+	cur := m.newScanner(nil, m.first) // its state is the single pass's at pos
 	pos := int64(0)
 	emit := func(cs []*Crash) bool {
 		for _, c := range cs {

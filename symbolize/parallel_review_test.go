@@ -178,3 +178,20 @@ func TestParallelSnapshotBudget(t *testing.T) {
 		assert.Less(t, growth, int64(48<<20), "workers %d: the heap grows with the incidents", w)
 	}
 }
+
+// ScanParallel numbers lines from ScanOptions.FirstLine as a Scanner does
+// (review: it set FirstLine to 0 without a word).
+func TestParallelFirstLine(t *testing.T) {
+	data := append(memLimitSegfaults(128<<10), liveCrash...)
+	one := sequentialJSON(t, data, ScanOptions{})
+	for _, first := range []int{0, 1, 1001} {
+		opts := ScanOptions{FirstLine: first}
+		want := sequentialJSON(t, data, opts)
+		if first > 1 {
+			require.NotEqual(t, one, want, "FirstLine changes the line numbers of the Crashes")
+		}
+		for _, w := range []int{1, 2} {
+			assert.Equal(t, want, parallelJSON(t, data, opts, ParallelOptions{Workers: w, ChunkBytes: 16 << 10}), "FirstLine %d, workers %d", first, w)
+		}
+	}
+}
