@@ -60,8 +60,9 @@ func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, p
 			go func() {
 				defer wg.Done()
 				defer close(ch)
-				// A context that can be done makes the scanner read in a
-				// goroutine of its own, which costs CPU: when the caller's
+				// A context that can be done makes the scanner of a pipe
+				// or stream (not of a file: ScanOptions.NonBlocking) read
+				// in a goroutine of its own, which costs CPU: when the caller's
 				// cannot be done, the scan gets it, and a consumer that
 				// leaves stops the scan at its next Result instead.
 				sctx := inner

@@ -62,8 +62,10 @@
 // for follow mode) the Scanner emits the open incident once the input has
 // been quiet that long, and NextContext returns as soon as its context is
 // done even while the reader is blocked in Read. Both need a goroutine that
-// reads in chunks; it is started only then, so plain reads keep the
-// synchronous path. A Read in progress cannot be interrupted: the caller
+// reads in chunks; it is started only then (a reader that never blocks, a
+// file or bytes in memory, see ScanOptions.NonBlocking, is read
+// synchronously whatever the context, which is looked at between reads),
+// so plain reads keep the synchronous path and its fast skips. A Read in progress cannot be interrupted: the caller
 // frees it by closing the reader (Scanner.Close stops the goroutine
 // otherwise).
 //
