@@ -592,6 +592,18 @@ func (p *parser) text(b []byte, truncated bool) {
 			return
 		}
 	}
+	if p.cur != nil && len(text) > 0 {
+		// Inside an incident a line holding a NUL that is junk between
+		// incidents (isJunk) ends the incident and is skipped: binary junk
+		// cuts a dump, and it must not start another one (`#0 00\x00`
+		// after a gdb line started a backtrace that its span alone does
+		// not give: FuzzScan's invariant).
+		if view := unsafe.String(&text[0], len(text)); strings.IndexByte(view, 0) >= 0 && isJunk(view) {
+			p.closeCurrent()
+			p.pfx.hasPrev = false
+			return
+		}
+	}
 	if p.cur == nil && len(text) > 0 {
 		view := unsafe.String(&text[0], len(text))
 		bin := false
