@@ -3,7 +3,6 @@ package symbolize
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -106,18 +105,21 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // parseChunked is parseWith reading through a chunkReader.
 func parseChunked(t testing.TB, data []byte, seed uint64, filtered bool) string {
 	t.Helper()
-	s := NewScanner(&chunkReader{r: rand.New(rand.NewPCG(seed, 1)), data: data}, ScanOptions{})
-	if !filtered {
-		s.p.pf = nil
+	return scanJSON(t, &chunkReader{r: rand.New(rand.NewPCG(seed, 1)), data: data}, ScanOptions{}, filtered)
+}
+
+// requireFastSame fails when the fast paths (whole and in random-size
+// reads) change the incidents of data against the scanner without the
+// prefilter.
+func requireFastSame(t *testing.T, data []byte, seed uint64) {
+	t.Helper()
+	want := parseWith(t, data, ScanOptions{}, false)
+	if got := parseWith(t, data, ScanOptions{}, true); got != want {
+		t.Fatalf("the fast paths change the incidents:\n got %s\nwant %s", got, want)
 	}
-	var cs []*Crash
-	for s.Next() {
-		cs = append(cs, s.Crash())
+	if got := parseChunked(t, data, seed, true); got != want {
+		t.Fatalf("the fast paths change the incidents (chunked reads):\n got %s\nwant %s", got, want)
 	}
-	require.NoError(t, s.Err())
-	b, err := json.Marshal(cs)
-	require.NoError(t, err)
-	return string(b)
 }
 
 // repeatLines are lines that log loops repeat, and lines whose meaning
@@ -314,13 +316,7 @@ func FuzzRepeatSkip(f *testing.F) {
 		}
 		b.Write(tail)
 		data := b.Bytes()
-		want := parseWith(t, data, ScanOptions{}, false)
-		if got := parseWith(t, data, ScanOptions{}, true); got != want {
-			t.Fatalf("the fast path changes the incidents:\n got %s\nwant %s", got, want)
-		}
-		if got := parseChunked(t, data, seed, true); got != want {
-			t.Fatalf("the fast path changes the incidents (chunked reads):\n got %s\nwant %s", got, want)
-		}
+		requireFastSame(t, data, seed)
 	})
 }
 
@@ -468,13 +464,7 @@ func FuzzJunkSkip(f *testing.F) {
 		b.Write(junkInput(r, 4<<10))
 		b.WriteString(tailDump)
 		data := b.Bytes()
-		want := parseWith(t, data, ScanOptions{}, false)
-		if got := parseWith(t, data, ScanOptions{}, true); got != want {
-			t.Fatalf("the fast paths change the incidents:\n got %s\nwant %s", got, want)
-		}
-		if got := parseChunked(t, data, seed, true); got != want {
-			t.Fatalf("the fast paths change the incidents (chunked reads):\n got %s\nwant %s", got, want)
-		}
+		requireFastSame(t, data, seed)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,7 +21,14 @@ import (
 // rule on every line (the reference), and returns the incidents as JSON.
 func parseWith(t testing.TB, data []byte, opts ScanOptions, filtered bool) string {
 	t.Helper()
-	s := NewScanner(bytes.NewReader(data), opts)
+	return scanJSON(t, bytes.NewReader(data), opts, filtered)
+}
+
+// scanJSON scans r (without the prefilter unless filtered) and returns the
+// incidents as JSON.
+func scanJSON(t testing.TB, r io.Reader, opts ScanOptions, filtered bool) string {
+	t.Helper()
+	s := NewScanner(r, opts)
 	if !filtered {
 		s.p.pf = nil
 	}
