@@ -158,7 +158,7 @@ func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary,
 	if b.dem == nil {
 		b.dem = NewDemangler(0)
 	}
-	b.demangle = b.dem.demangleOnce
+	b.demangle = b.dem.Once
 	b.buildID = img.BuildID()
 	b.loadBase = img.LoadBase()
 	b.debug = img

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize/internal/scan"
 )
 
 // CrashCause says where the core reader found the crash signal.
@@ -128,7 +130,7 @@ func (c *Core) Crash(ctx context.Context) (*Crash, error) {
 		cr.Threads = append(cr.Threads, th)
 	}
 	if cr.Product == ProductUnknown {
-		cr.Product = productFromFrames(cr)
+		cr.Product = scan.ProductFromFrames(cr)
 	}
 	cr.Notes = c.crashNotes(ci)
 	if reason := c.truncation(); reason != "" {

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func TestCoredumpOtherProcessKernelLine(t *testing.T) {
 		{"starrocks_be[48390]", true}, // a thread of the process
 		{"brpc_worker[48390]", true},  // a named thread of the process
 	} {
-		cs := parseString(t, kernel(tc.task)+report)
+		cs := parseFaceString(t, kernel(tc.task)+report)
 		if !tc.merged {
 			require.Len(t, cs, 2, tc.task)
 			k, c := cs[0], cs[1]
@@ -66,7 +67,7 @@ func TestCoredumpOtherProcessKernelLine(t *testing.T) {
 func TestDumpOtherProcessKernelLine(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "formats", "f2-glog07-lwp.txt"))
 	require.NoError(t, err)
-	plain := parseString(t, string(data))
+	plain := parseFaceString(t, string(data))
 	require.Len(t, plain, 1)
 	require.Equal(t, int64(3021), plain[0].PID)
 	require.Equal(t, int64(3577), plain[0].TID)
@@ -76,7 +77,7 @@ func TestDumpOtherProcessKernelLine(t *testing.T) {
 	for task, own := range map[string]bool{"java[1111]": false, "java[3022]": false, "starrocks_be[3021]": true, "pip_exec_7[3577]": true} {
 		kl := "kernel: " + task + ": segfault at 0 ip 000000000d3c4b2a sp 00007f6b1c3fe000 error 4 in starrocks_be[400000+14000000]\n"
 		in := strings.Join(slices.Insert(slices.Clone(lines), at+1, kl), "")
-		cs := parseString(t, in)
+		cs := parseFaceString(t, in)
 		require.Len(t, cs, 1, task)
 		c := cs[0]
 		assert.Equal(t, plain[0].Signal, c.Signal, task)
@@ -103,10 +104,20 @@ func TestCoredumpKernelThreadNote(t *testing.T) {
 	noted := func(c *Crash) bool {
 		return slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "the kernel line names thread") })
 	}
-	cs := parseString(t, kernel("48390")+report)
+	cs := parseFaceString(t, kernel("48390")+report)
 	require.Len(t, cs, 1)
 	assert.False(t, noted(cs[0]), "%q", cs[0].Notes)
-	cs = parseString(t, kernel("50001")+report)
+	cs = parseFaceString(t, kernel("50001")+report)
 	require.Len(t, cs, 1)
 	assert.True(t, noted(cs[0]), "%q", cs[0].Notes)
+}
+
+// parseFaceString parses s with the public scanner (the scanner's own tests
+// live in internal/scan; this file tests how the symbolizer's
+// KernelMappings reads what the scanner kept).
+func parseFaceString(t testing.TB, s string) []*Crash {
+	t.Helper()
+	cs, err := ParseAll(context.Background(), strings.NewReader(s), ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	return cs
 }

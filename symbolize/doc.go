@@ -102,57 +102,59 @@
 //
 // # Internal packages
 //
-// Issue 17 cut the symbolizer and the core reader into packages by
-// concept under internal/; this package keeps the public face (the crash
-// model, Scanner, Binary, Core, SymbolizeInPlace, RecoverBias, Demangle)
-// and the glue. Imports point down only:
+// Issue 17 cut this package into packages by concept under internal/; this
+// package keeps the public face and the glue. Imports point down only:
 //
-//	                    symbolize  (public face + scanner, for now)
-//	 binary.go resolve.go │ core.go core_unwind.go core_*.go demangle.go
-//	      ┌───────────────┼──────────────┬──────────────┬──────────────┐
-//	      ▼               ▼              ▼              ▼              ▼
-//	internal/dwarfindex   │        internal/unwind  internal/corefile  internal/itanium
-//	DWARF units, DIEs,    │        CFI (delve's     core notes,        Itanium demangler
-//	lines, names, split   │        frame, op),      prstatus, siginfo, fast path
-//	DWARF, inline chains  │        .eh_frame_hdr,   NT_FILE, build-id
-//	      │               │        FP, signal       notes, registers
-//	      ▼               ▼        frames
-//	     internal/elfimage
-//	     mapped ELF: sections, compression, build-id, debuglink,
-//	     debug-file lookup, symbol table
+//	                         symbolize  (public face + glue)
+//	  scan_face.go demangle_face.go │ binary.go resolve*.go bias.go │ core*.go
+//	      ┌───────────────┬────────────┴───┬──────────────┬──────────────┐
+//	      ▼               ▼                ▼              ▼              ▼
+//	internal/scan   internal/dwarfindex  internal/unwind internal/corefile
+//	crash model,    DWARF units, DIEs,   CFI (delve's    core notes,
+//	Scanner, format lines, names, split  frame, op),     prstatus, siginfo,
+//	tables, prefilter DWARF, inline      .eh_frame_hdr,  NT_FILE, build-id
+//	fast runs,      chains               FP, signal      notes, registers
+//	ScanParallel          │              frames
+//	      │               ▼
+//	      │         internal/elfimage: mapped ELF, sections, compression,
+//	      │         build-id, debuglink, debug-file lookup, symbol table
+//	      ▼
+//	internal/demangler (Demangle, IsMangled, the cached Demangler)
+//	      ▼
+//	internal/itanium (the allocation-free fast path of the demangler)
 //
-// No internal package imports symbolize or a sibling other than the one
-// drawn (dwarfindex → elfimage); unwind and corefile import no package of
-// the module. Each has a doc comment with its contract, its own tests and
-// a fuzz target for the bytes it reads (FuzzImage, FuzzIndex, FuzzCFI and
-// FuzzWalk, FuzzNotes). Their sentinel errors carry this package's texts;
-// errors.go attaches this package's sentinels at the API boundary, so
-// errors.Is works with the documented names and no message changed.
+// No internal package imports symbolize or a sibling other than the ones
+// drawn (scan → demangler → itanium, dwarfindex → elfimage); unwind and
+// corefile import no package of the module. Each has a doc comment with
+// its contract, its own tests and a fuzz target for the bytes it reads
+// (FuzzScan, FuzzParallel and the fast-path fuzzers in scan; FuzzImage,
+// FuzzIndex, FuzzCFI and FuzzWalk, FuzzNotes). Their sentinel errors carry
+// this package's texts; errors.go attaches this package's sentinels at the
+// API boundary, so errors.Is works with the documented names.
+//
+// The scanner and the crash model (internal/scan) and the demangler
+// (internal/demangler) reach the API through generated face files:
+// scan_face.go and demangle_face.go declare a type alias for each exported
+// type (Crash, Thread, Frame, Addr, Kind, Product, Scanner, ScanOptions,
+// ParallelOptions, …), the exported constants and variables, and a wrapper
+// for each exported function (NewScanner, ParseAll, ScanParallel, Demangle,
+// IsMangled, NewDemangler), each with the documentation of what it forwards
+// to. internal/facegen writes them; TestFaceGenerated fails when they are
+// stale (`go test ./symbolize -run TestFaceGenerated -update`). The names,
+// signatures, methods and JSON of the API are those of before the move;
+// what changed is go doc's rendering: fields and methods of the model types
+// are listed under internal/scan (`go doc …/symbolize/internal/scan.Crash`),
+// which each alias's comment names. Two exported names of internal/scan are
+// for the glue only and not in the face: NameKey (bias.go compares
+// demangled names by it) and ProductFromFrames (core_crash.go decides a
+// core's product the way the scanner decides a text's).
 //
 // What stays here and why: the public types of the core reader (Core,
 // CoreModule, CoreThread, CoreFrame, SigInfo, PsInfo, CrashInfo) and the
 // glue that fills them (core.go reads the program headers and notes into
 // them, core_modules.go matches module files by build-id, core_crash.go
 // picks the crashing thread, core_symtab.go and core_dwarf.go symbolize
-// frames through Binary) — moving that glue needs either the public types
-// in a lower package (aliases here would change go doc) or a mirror of
-// each type; neither was in issue 17's scope of an unchanged API.
-//
-// The scanner (scan.go, lines.go, incident.go, finish.go, format*.go,
-// prefilter*.go, frames.go, regexp.go) is the next move, planned as
-// internal/scan. It builds *Crash values, so it can only move below this
-// package together with the crash model (model.go: Crash, Thread, Frame,
-// Kind, Product, Addr…): the model would go to a package both can import
-// and symbolize would re-declare it, which changes go doc output (type
-// aliases) — a decision for its own issue. Planned exports of
-// internal/scan: Scanner (New, Next, NextContext, All, Close), Options
-// (today's ScanOptions), ParseAll, the format tables (Formats, one file
-// per family) and the frame-line parsers (boost, glog "@", sanitizer, gdb,
-// Java); Demangle and IsMangled stay here (the scanner would take a demangling
-// function, as dwarfindex does). Measured coupling (issue 17, with the
-// tool that made these moves): the scanner files use the model's types
-// (Crash, Thread, Frame, Event, Addr and their fields) and the Demangler;
-// outside them only core_crash.go uses a scanner name (productFromFrames,
-// which the scan package would export as ProductFromFrames), besides the
-// scanner's own tests.
+// frames through Binary), and Binary and its resolvers: they join the
+// model (internal/scan) with the ELF, DWARF, unwinding and core packages,
+// which is what a glue layer is.
 package symbolize

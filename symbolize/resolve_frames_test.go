@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashsig/crashsig/symbolize/internal/scan"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -146,8 +147,8 @@ func TestNameKey(t *testing.T) {
 		"bool std::operator< <char>(std::string const&, std::string const&)":                      "std::operator< <char>",
 		"main": "main",
 	} {
-		if got := nameKey(in); got != want {
-			t.Errorf("nameKey(%q) = %q, want %q", in, got, want)
+		if got := scan.NameKey(in); got != want {
+			t.Errorf("scan.NameKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

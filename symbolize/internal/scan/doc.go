@@ -1,0 +1,45 @@
+// Package scan is crashsig's crash-text scanner and its crash model: it
+// reads be.out, be.INFO/WARNING, gdb and pstack output, sanitizer reports,
+// JVM hs_err and jstack dumps, systemd-coredump reports and kernel lines
+// (format families F0–F9, one table file per family: format_*.go) and
+// yields one *Crash per incident. The symbolize package re-exports its API
+// (scan_face.go there); users import symbolize, not this package.
+//
+// Layout by concept:
+//
+//   - model.go: the crash model (Crash, Thread, Frame, Event, Addr, Kind,
+//     Product) and its JSON;
+//   - scan.go, lines.go: the Scanner (line reading, paste repair, live
+//     input), the parser's per-line loop;
+//   - prefilter.go, fastrun.go: the idle path — one literal scan for the
+//     anchors of every rule, and runs of ordinary lines, binary junk and
+//     NUL holes skipped without running a rule;
+//   - format*.go, frames.go, regexp.go: the declarative format tables and
+//     the frame-line parsers (boost, glog `@`, sanitizer, gdb, Java,
+//     systemd-coredump);
+//   - incident.go, finish.go, fragment.go: assembly of an incident's parts
+//     and its finishing (crashing thread, product, kind, corruption);
+//   - parallel.go, parallel_state.go: ScanParallel, the exact chunked scan
+//     of one large file.
+//
+// Contract and invariants (tested; FUZZING.md at the repository root says
+// how the fuzz targets check them):
+//
+//   - Memory is bounded: one open incident and one line (cut at
+//     ScanOptions.MaxLineBytes) at a time, whatever the input; bad bytes
+//     never panic, they give an incident flagged Corrupted with a reason or
+//     nothing.
+//   - Output is deterministic and depends only on the bytes: the fast
+//     paths (prefilter, fast runs) yield exactly what the full rule set
+//     yields (requireFastSame, the fast-path fuzzers), and ScanParallel
+//     yields exactly what one Scanner over the same file yields
+//     (TestParallelEquivalence, FuzzParallel).
+//   - Re-scanning an incident's own text gives the same incident
+//     (FuzzScan), and an incident's StartLine..EndLine span covers the
+//     lines it was built from.
+//   - The parser depends on differences of line numbers only, never on
+//     their value (ScanParallel's hand-over relies on it).
+//
+// The package imports internal/demangler for frame names and nothing else
+// of the module.
+package scan

@@ -1,0 +1,717 @@
+package scan
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// javaThread starts a thread of a Java thread dump:
+// `"name" #N daemon prio=5 os_prio=0 … tid=0x… nid=0x1f2e waiting on condition  [0x…]`.
+func (in *incident) javaThread(p *parser, m []string) {
+	if len(in.stacks) >= p.opts.MaxThreads {
+		in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+		in.cur = &stack{} // frames of the extra threads go nowhere
+		return
+	}
+	s := in.newStack("jstack", 0)
+	s.th.Name = m[1]
+	s.th.Handle = m[3]
+	nid := m[4]
+	if strings.HasPrefix(nid, "0x") {
+		if v, ok := parseHex(nid); ok {
+			s.th.ID = int64(v)
+		}
+	} else {
+		s.th.ID, _ = strconv.ParseInt(nid, 10, 64)
+	}
+	s.th.State = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m[5]), "]"))
+	if i := strings.Index(s.th.State, "  ["); i >= 0 {
+		s.th.State = s.th.State[:i]
+	}
+}
+
+// gdb handles gdb's header lines.
+func (in *incident) gdb(p *parser, k lineKind, m []string) {
+	c := in.c
+	in.addFormat("F7")
+	if in.sec != secGDB {
+		in.sec = secGDB
+		in.cur = nil
+	}
+	if c.Kind == KindUnknown {
+		c.Kind = KindThreadDump
+	}
+	switch k {
+	case kGDBCore:
+		exe := m[1]
+		if f := strings.Fields(exe); len(f) > 0 {
+			exe = f[0]
+		}
+		switch {
+		case strings.Contains(exe, "starrocks_be"):
+			c.Product = ProductStarRocks
+		case strings.Contains(exe, "doris_be"), strings.Contains(exe, "palo_be"):
+			c.Product = ProductDoris
+		}
+	case kGDBTerminated:
+		in.gdbSig = true
+		c.Kind = KindSignal
+		c.Signal = m[1]
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			c.Signal = signalName(n)
+		}
+		c.SignalReason = strings.TrimSuffix(m[2], ".")
+	case kGDBCurrent:
+		in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
+	case kGDBThread:
+		s := in.newStack("gdb", 1)
+		s.th.ID, _ = strconv.ParseInt(m[3], 10, 64)
+		if m[2] != "" {
+			s.th.Handle = "0x" + m[2]
+		}
+		s.th.Name = m[4]
+	}
+}
+
+// signalName maps the Linux x86-64 signal numbers old gdb prints.
+func signalName(n int) string {
+	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+	if s, ok := names[n]; ok {
+		return s
+	}
+	return "SIG" + strconv.Itoa(n)
+}
+
+// jvmLine reads the '#' lines of a JVM fatal-error summary (F5.2).
+func (in *incident) jvmLine(p *parser, ln lineInfo) {
+	c := in.c
+	t := strings.TrimSpace(strings.TrimPrefix(ln.text, "#"))
+	switch {
+	case jvmSignal.MatchString(t):
+		m := jvmSignal.FindStringSubmatch(t)
+		c.Signal = m[1]
+		if v, ok := parseHex(m[2]); ok {
+			c.FaultPC = Addr(v)
+		}
+		c.PID, _ = strconv.ParseInt(m[3], 10, 64)
+		if strings.HasPrefix(m[4], "0x") {
+			in.note("JDK 8 tid is a pthread handle")
+		} else {
+			c.TID, _ = strconv.ParseInt(m[4], 10, 64)
+		}
+	case strings.HasPrefix(t, "Internal Error ("), strings.HasPrefix(t, "guarantee("), strings.HasPrefix(t, "Error: "),
+		strings.HasPrefix(t, "Native memory allocation"), strings.HasPrefix(t, "Out of Memory Error"):
+		if c.Message == "" || strings.HasPrefix(c.Message, "There is insufficient") {
+			if c.Message != "" {
+				c.Message += " "
+			}
+			c.Message += t
+		}
+	case strings.HasPrefix(t, "JRE version:"):
+		in.note("%s", t)
+	case len(t) > 3 && (t[0] == 'C' || t[0] == 'V' || t[0] == 'j' || t[0] == 'J') && t[1] == ' ':
+		// The problematic frame.
+		if f, ok := p.parseHsErrFrame(t); ok {
+			if in.cur == nil || in.cur.origin != "F5" {
+				s := in.newStack("F5", 1)
+				s.th.Crashed = true
+			}
+			f.Index = len(in.cur.th.Frames)
+			in.addFrame(p, f, ln)
+			if c.Message == "" {
+				c.Message = "problematic frame: " + t
+			}
+		}
+	}
+}
+
+var jvmSignal = mustCompile(`^(SIG[A-Z]+) \(0x[0-9a-f]+\) at pc=0x([0-9a-f]+), pid=(\d+), tid=(0x[0-9a-f]+|\d+)`)
+
+// parseHsErrFrame parses hs_err native/Java frames (F5.3):
+//
+//	C  [libc.so.6+0x18b2d5]  __memmove_avx_unaligned_erms+0x35
+//	V  [libjvm.so+0x8c1f2a]  jni_GetStaticMethodID+0x1aa
+//	j  org.apache.doris.common.jni.JniScanner.getNextBatchMeta()J+12
+//	J 1234 c2 java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object; java.base@17.0.9 (23 bytes) @ 0x… [0x…+0x…]
+//	v  ~StubRoutines::call_stub
+//	C  0x00007f3a4c5d6e7f
+func (p *parser) parseHsErrFrame(s string) (Frame, bool) {
+	if len(s) < 4 || s[1] != ' ' || !strings.ContainsRune("CJjVvA", rune(s[0])) {
+		return Frame{}, false
+	}
+	typ := s[0]
+	rest := strings.TrimLeft(s[1:], " ")
+	f := Frame{Raw: s}
+	switch typ {
+	case 'C', 'V':
+		if strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return Frame{}, false
+			}
+			if m, off, ok := parseModuleOffset(rest[:end+1]); ok {
+				f.Module, f.Offset, f.HasOffset = m, Addr(off), true
+			}
+			sym := strings.TrimSpace(rest[end+1:])
+			if k := strings.LastIndex(sym, "+0x"); k > 0 {
+				sym = sym[:k]
+			}
+			if sym != "" {
+				p.setFunction(&f, sym)
+			}
+			return f, true
+		}
+		if v, ok := parseHex(strings.TrimSpace(rest)); ok {
+			f.PC = Addr(v)
+			return f, true
+		}
+		return Frame{}, false
+	case 'j':
+		f.Java = true
+		name := rest
+		if i := strings.IndexByte(name, '('); i > 0 {
+			name = name[:i]
+		}
+		f.Function = name
+		return f, true
+	case 'J':
+		f.Java = true
+		fields := strings.Fields(rest)
+		for _, fl := range fields {
+			if i := strings.IndexByte(fl, '('); i > 0 && strings.Contains(fl[:i], ".") {
+				f.Function = fl[:i]
+				return f, true
+			}
+		}
+		return f, len(fields) > 0
+	case 'v', 'A':
+		f.Function = strings.TrimSpace(rest)
+		return f, true
+	}
+	return Frame{}, false
+}
+
+func (in *incident) hsErrSiginfo(t string) {
+	c := in.c
+	if m := hsErrSiginfo.FindStringSubmatch(t); m != nil {
+		if c.Signal == "" {
+			c.Signal = m[1]
+		}
+		if v, ok := parseHex(m[3]); ok {
+			c.FaultAddress, c.HasFaultAddress = Addr(v), true
+		}
+	}
+}
+
+var hsErrSiginfo = mustCompile(`si_signo: \d+ \((SIG[A-Z]+)\), si_code: \d+ \(([A-Z_]+)\)(?:, si_addr: (0x[0-9a-f]+))?`)
+
+// finish turns the incident into a Crash: it picks the crashing stack,
+// decides product and kind, and checks the result for damage.
+func (in *incident) finish(p *parser) *Crash {
+	c := in.c
+	if in.versionOnly {
+		return nil // a build line alone is not an incident
+	}
+	if len(in.stacks) == 0 && c.Kind == KindUnknown && !in.hasSig && c.Message == "" && len(c.Formats) == 0 {
+		return nil
+	}
+	if in.abortStackConflict() {
+		n := in.splitAbortDump(p)
+		if done := in.finish(p); done != nil {
+			p.out = append(p.out, done)
+		}
+		return n.finish(p)
+	}
+	for i := 0; i < len(c.Events); i++ {
+		if c.Events[i].Kind == carriedFrame { // handed over but not taken
+			c.Events = append(c.Events[:i:i], c.Events[i+1:]...)
+			i--
+		}
+	}
+	in.chooseThreads(p)
+	in.decideProduct(p)
+	in.decideKind()
+	in.checkDamage()
+	in.checkGDBCut()
+	if !in.finishFragment() {
+		return nil
+	}
+	c.Notes = in.notes
+	if c.Threads == nil {
+		c.Threads = []Thread{}
+	}
+	for i := range c.Threads {
+		if c.Threads[i].Frames == nil {
+			c.Threads[i].Frames = []Frame{}
+		}
+	}
+	return c
+}
+
+// chooseThreads decides the incident's thread list and its crashing thread.
+func (in *incident) chooseThreads(p *parser) {
+	c := in.c
+	if c.Kind == KindThreadDump || in.sec == secGDB || in.hasFormat("F7") && !in.hasSig {
+		in.dropGDBStopFrames()
+		// Every stack is a thread; gdb marks the crashing one.
+		crashed := -1
+		if in.hasStack("coredump") {
+			// systemd-coredump prints the thread that dumped first; the
+			// kernel line's one frame is that thread's #0.
+			kept := in.stacks[:0]
+			var kernel *stack
+			for _, s := range in.stacks {
+				if s.origin == "kernel" {
+					kernel = s
+					continue
+				}
+				if kernel != nil && s.origin == "coredump" && s.th.ID == kernel.th.ID && s.th.Name == "" {
+					s.th.Name = kernel.th.Name // the kernel line names the thread (its comm)
+				}
+				if s.origin == "coredump" && crashed < 0 {
+					crashed = len(kept)
+				}
+				kept = append(kept, s)
+			}
+			in.stacks = kept
+		}
+		for i, s := range in.stacks {
+			if in.gdbCur != 0 && s.th.ID == in.gdbCur {
+				crashed = i
+			}
+		}
+		if crashed < 0 && in.gdbSig {
+			for i, s := range in.stacks {
+				for _, f := range s.th.Frames {
+					if f.Function == "<signal handler called>" {
+						crashed = i
+						break
+					}
+				}
+				if crashed >= 0 {
+					break
+				}
+			}
+			if crashed < 0 && len(in.stacks) > 0 {
+				crashed = 0 // `bt` of the current thread only
+			}
+		}
+		if crashed < 0 && len(in.stacks) == 1 && in.stacks[0].th.ID == 0 && in.stacks[0].th.Name == "" && in.sec == secGDB {
+			// A lone `bt` without thread headers: the user printed the
+			// stack of the crashing thread.
+			crashed = 0
+			if c.Kind == KindThreadDump || c.Kind == KindUnknown {
+				c.Kind = KindSignal
+				in.note("gdb backtrace without thread headers: taken as the crashing thread; the signal was not printed")
+			}
+		}
+		for i, s := range in.stacks {
+			th := s.th
+			th.Crashed = i == crashed
+			if th.Crashed {
+				c.Threads = append([]Thread{th}, c.Threads...)
+			} else {
+				c.Threads = append(c.Threads, th)
+			}
+			// A group of threads with one stack: one Thread per id, all
+			// sharing the frames.
+			for _, id := range s.ids[min(1, len(s.ids)):] {
+				if len(c.Threads) >= p.opts.MaxThreads {
+					in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+					break
+				}
+				t := th
+				t.ID, t.Crashed = id, false
+				c.Threads = append(c.Threads, t)
+			}
+		}
+		if crashed >= 0 && c.TID == 0 {
+			c.TID = c.Threads[0].ID
+		}
+		return
+	}
+	in.chooseSanitizerCrash() // format_sanitizer.go
+	// A crash: the best candidate stack is the crashing thread.
+	if len(in.stacks) == 0 && in.pcFrame.Raw != "" {
+		in.newStack("F2", 3) // cut after the PC: line
+	}
+	var best *stack
+	for _, s := range in.stacks {
+		if s.origin == "F6-aux" || s.origin == "api" {
+			continue
+		}
+		if best == nil || better(s, best) {
+			best = s
+		}
+	}
+	best = in.keepCauseStack(best) // format_glog.go
+	if best != nil && len(best.th.Frames) == 0 && best.origin == "F6" {
+		// LeakSanitizer prints no access stack: the first allocation
+		// stack is the one the report is about.
+		for _, s := range in.stacks {
+			if s.origin == "F6-aux" && len(s.th.Frames) > 0 {
+				s.origin = "F6"
+				best = s
+				break
+			}
+		}
+	}
+	if best != nil {
+		th := best.th
+		th.Crashed = true
+		if th.ID == 0 && c.TID != 0 {
+			th.ID = c.TID
+		}
+		in.placePCFrame(&th)
+		if in.cutBy != "" && in.unfinished(best, th.Frames) {
+			// A complete dump ends at its thread's root (clone,
+			// start_thread, main, glog's null frame) or with its own end
+			// marker (F1's blank line); formats spec §4 F1.5, F2.5.
+			th.Truncated = true
+			if in.eof {
+				in.note("input ended inside the dump: frames may be missing")
+			}
+			in.corrupt("dump cut by " + in.cutBy + ": no thread root frame and no end marker")
+		}
+		c.Threads = append(c.Threads, th)
+		for _, s := range in.stacks {
+			if s != best && s.origin != "F6-aux" && len(s.th.Frames) > 0 {
+				in.note("%s stack (%d frames) of the same thread set aside for the %s stack", s.origin, len(s.th.Frames), best.origin)
+			}
+		}
+	}
+	// Sanitizer auxiliary stacks (freed by, allocated by, created by).
+	for _, s := range in.stacks {
+		if s.origin == "F6-aux" && len(s.th.Frames) > 0 && len(c.Threads) < p.opts.MaxThreads {
+			th := s.th
+			th.Crashed = false
+			c.Threads = append(c.Threads, th)
+		}
+	}
+}
+
+// better reports whether stack a is a better crashing-thread source than b:
+// sanitizer first stacks win, then the stack with more frames, then the
+// higher source priority (boost dumps carry file:line).
+func better(a, b *stack) bool {
+	if (a.origin == "F6") != (b.origin == "F6") {
+		return a.origin == "F6" && len(a.th.Frames) > 0
+	}
+	na, nb := len(a.th.Frames), len(b.th.Frames)
+	if na != nb {
+		// A signal dump usually repeats the check-failure frames with
+		// more of the abort path; prefer it unless it was cut short.
+		if a.prio != b.prio && na > 0 && nb > 0 && absInt(na-nb) <= 4 {
+			return a.prio > b.prio
+		}
+		return na > nb
+	}
+	return a.prio > b.prio
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// decideProduct fills Product and Version from the dump's own evidence,
+// then from the startup banner, then from frame namespaces and modules.
+func (in *incident) decideProduct(p *parser) {
+	c := in.c
+	if c.Product == ProductUnknown {
+		if in.family == "F1" || c.IsNereids != "" || c.TabletID != "" || (c.Build != "" && in.family == "F1") {
+			c.Product = ProductDoris
+		}
+	}
+	if c.Product == ProductUnknown || c.Product == p.banner.product {
+		if c.Version == "" && p.banner.version != "" {
+			c.Version = p.banner.version
+			c.VersionFromBanner = true
+			if c.Build == "" {
+				c.Build = p.banner.build
+			}
+			if c.BuildType == "" {
+				c.BuildType = p.banner.btype
+			}
+			if c.Product == ProductUnknown {
+				c.Product = p.banner.product
+			}
+		}
+	}
+	if c.Product != ProductUnknown {
+		return
+	}
+	c.Product = ProductFromFrames(c)
+}
+
+// ProductFromFrames decides the product of a crash from its evidence when
+// nothing stated it: namespaces of frames (`doris::`, `starrocks::`, Java
+// packages) and module names (`doris_be`, `palo_be`, `starrocks_be`), then
+// event texts. Unknown when neither wins.
+func ProductFromFrames(c *Crash) Product {
+	doris, sr := 0, 0
+	for _, th := range c.Threads {
+		for i := range th.Frames {
+			f := &th.Frames[i]
+			n := f.Name()
+			switch {
+			case strings.Contains(n, "doris::"), strings.Contains(n, "palo::"), strings.Contains(n, "org.apache.doris"):
+				doris++
+			case strings.Contains(n, "starrocks::"), strings.Contains(n, "com.starrocks"):
+				sr++
+			}
+			switch {
+			case strings.HasSuffix(f.Module, "doris_be"), strings.HasSuffix(f.Module, "palo_be"):
+				doris++
+			case strings.HasSuffix(f.Module, "starrocks_be"):
+				sr++
+			}
+		}
+	}
+	for _, e := range c.Events {
+		if strings.Contains(e.Text, "starrocks_be") {
+			sr++
+		}
+		if strings.Contains(e.Text, "doris_be") {
+			doris++
+		}
+	}
+	switch {
+	case doris > sr:
+		return ProductDoris
+	case sr > doris:
+		return ProductStarRocks
+	}
+	return ProductUnknown
+}
+
+// decideKind settles the incident kind from its parts.
+func (in *incident) decideKind() {
+	c := in.c
+	switch c.Kind {
+	case KindUnknown:
+		switch {
+		case c.Signal != "":
+			c.Kind = KindSignal
+		case in.family == "F1" || in.family == "F2" || in.hasFormat("F2"):
+			// A signal dump whose header lines were cut off the paste.
+			c.Kind = KindSignal
+			in.note("signal dump without its signal line: the signal is unknown")
+		}
+	case KindAssert:
+		if c.SanitizerBug != "" {
+			c.Kind = KindSanitizer
+		}
+	}
+	if c.Kind == KindSignal && (c.Signal == "SIGTERM" || c.Signal == "SIGINT") && c.Message == "" {
+		c.Kind = KindTermination
+	}
+	if c.Signal == "" && (c.Kind == KindCheck || c.Kind == KindTerminate || c.Kind == KindAssert) {
+		in.note("no signal dump followed (cut paste, or the process died without one)")
+	}
+}
+
+// checkDamage marks incidents whose text cannot be trusted whole.
+func (in *incident) checkDamage() {
+	c := in.c
+	ct := c.CrashingThread()
+	switch {
+	case c.Kind == KindThreadDump || c.Kind == KindLeak:
+	case ct == nil || len(ct.Frames) == 0:
+		if c.Kind == KindSignal && len(in.stacks) == 0 && in.hasFormat("F9") {
+			break
+		}
+		if c.Kind == KindSignal || c.Kind == KindSanitizer && c.SanitizerBug != "" && !strings.Contains(c.Message, "runtime error") {
+			in.corrupt("no frames: the dump was cut before its stack")
+		}
+	case len(ct.Frames) < 3 && (in.hasSig || c.Kind == KindCheck) && !in.hasFormat("F9"):
+		in.corrupt("fewer than 3 frames: the dump was cut short")
+	}
+	if in.interleaved > 0 {
+		in.note("%d foreign lines interleaved with the dump", in.interleaved)
+	}
+}
+
+// placePCFrame makes sure the faulting frame printed on the glog `PC:` line
+// is in the crashing thread: pastes are often cut after the handler frames,
+// and abbreviated pastes print frames without addresses. The frame is
+// printed evidence, not an invention; its position is after the frames
+// already there when the stack holds the handler (the dump was cut), else
+// first.
+func (in *incident) placePCFrame(th *Thread) {
+	pf := in.pcFrame
+	if pf.Raw == "" || (pf.PC == 0 && pf.Function == "" && !pf.HasOffset) {
+		return
+	}
+	handler := false
+	for _, f := range th.Frames {
+		if pf.PC != 0 && f.PC == pf.PC {
+			return
+		}
+		if pf.PC == 0 && pf.Function != "" && f.Function == pf.Function {
+			return
+		}
+		if isHandlerFrame(f.Function) {
+			handler = true
+		}
+	}
+	if pf.Function == "" && !pf.HasOffset {
+		return // `PC: @ 0x… (unknown)` adds nothing
+	}
+	if handler || len(th.Frames) == 0 {
+		pf.Index = len(th.Frames)
+		th.Frames = append(th.Frames, pf)
+		in.note("faulting frame taken from the PC: line (the frame list stops before it)")
+		return
+	}
+	pf.Index = 0
+	th.Frames = append([]Frame{pf}, th.Frames...)
+	for i := range th.Frames {
+		th.Frames[i].Index = i
+	}
+	in.note("faulting frame taken from the PC: line (abbreviated frame list)")
+}
+
+// endsAtRoot reports whether a frame list reaches the bottom of a thread
+// (a thread or process entry, or glog's final null frame), so that input
+// ending right after it did not cut the stack.
+func endsAtRoot(frames []Frame) bool {
+	if len(frames) == 0 {
+		return false
+	}
+	last := frames[len(frames)-1]
+	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
+		return true // `@ 0x0 (unknown)` / `@ (nil) (unknown)`
+	}
+	if threadRoots[last.Function] {
+		return true
+	}
+	// glog prints clone as a bare libc address: `@ 0x7f… (/lib64/libc.so.6+0x…)`.
+	return last.Function == "" && (strings.Contains(last.Module, "libc.so") || strings.Contains(last.Module, "libc-"))
+}
+
+// unfinished reports whether the crashing stack of a text dump stops before
+// its end: neither the dump's end marker nor a thread root frame was seen,
+// or its last frame line was cut inside its argument list.
+func (in *incident) unfinished(best *stack, frames []Frame) bool {
+	switch best.origin {
+	case "F1", "F2", "F3":
+	default:
+		return false
+	}
+	if len(frames) == 0 || in.ended || in.sec == secDone || in.c.Corrupted {
+		return false
+	}
+	if openParens(frames[len(frames)-1].Raw) > 0 {
+		return true
+	}
+	return !endsAtRoot(frames)
+}
+
+// endsAtOutermost reports whether a frame list ends with a frame nothing can
+// follow: clone, _start, or glog's final null frame.
+func endsAtOutermost(frames []Frame) bool {
+	last := frames[len(frames)-1]
+	if last.PC == 0 && last.Function == "" && !last.HasOffset && strings.HasPrefix(strings.TrimSpace(last.Raw), "@") {
+		return true
+	}
+	return outermostFrames[last.Function]
+}
+
+// dropGDBStopFrames removes the stop location gdb prints when it loads a
+// core (`#0  0x… in f () at x.cc:12`, no thread header) when a thread of a
+// later `thread apply all bt` repeats it: it is that thread, not another.
+func (in *incident) dropGDBStopFrames() {
+	kept := in.stacks[:0]
+	for _, s := range in.stacks {
+		if s.origin == "gdb" && s.th.ID == 0 && s.th.Name == "" && len(s.th.Frames) > 0 && in.repeatedByThread(s) {
+			in.note("gdb's stop location repeated by thread apply all bt: counted once")
+			continue
+		}
+		kept = append(kept, s)
+	}
+	in.stacks = kept
+}
+
+// repeatedByThread reports whether a thread with a header starts with the
+// frames of the headerless stack h.
+func (in *incident) repeatedByThread(h *stack) bool {
+	for _, s := range in.stacks {
+		if s == h || s.th.ID == 0 || len(s.th.Frames) < len(h.th.Frames) {
+			continue
+		}
+		same := true
+		for i, f := range h.th.Frames {
+			if !sameGDBFrame(f, s.th.Frames[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// checkGDBCut marks a gdb backtrace that the text does not hold whole.
+// What is true of gdb's output: `bt` numbers the frames of a thread from
+// #0 one by one, and a frame line ends with its argument list `(…)`,
+// ` at FILE:LINE`, or ` from LIBRARY.so…`. So the crashing thread's frames
+// not starting at #0 were cut above, and a last frame line that ends
+// otherwise, or a frame number without a frame after the last frame, was
+// cut by the end of the paste. A backtrace cut exactly at a line end after
+// a whole frame line (start_thread, clone) cannot be told from a whole
+// one. (Frame numbers that jump are not flagged: the scanner's learned
+// line prefixes can drop frame lines of a backtrace whose lines share a
+// long beginning, onekey's `#1  std::_Rb_tree<…>` lines.)
+func (in *incident) checkGDBCut() {
+	c := in.c
+	if !in.hasStack("gdb") {
+		return
+	}
+	if ct := c.CrashingThread(); ct != nil && len(ct.Frames) > 0 && ct.Frames[0].Index > 0 && isGDBStack(ct.Frames) {
+		in.corrupt(fmt.Sprintf("gdb backtrace starts at frame #%d: the frames above it are missing", ct.Frames[0].Index))
+	}
+	var last *stack
+	for _, s := range in.stacks {
+		if len(s.th.Frames) > 0 {
+			last = s
+		}
+	}
+	switch {
+	case in.gdbPartial > in.prevNo:
+		in.corrupt(fmt.Sprintf("gdb backtrace cut inside a frame line (line %d)", in.gdbPartial))
+	case last != nil && last.origin == "gdb" && in.cutBy != "" && in.prevNo == c.EndLine && !gdbLineWhole(last.th.Frames[len(last.th.Frames)-1].Raw):
+		in.corrupt("gdb backtrace cut inside its last frame line")
+	}
+}
+
+// isGDBStack reports whether frames were read from gdb frame lines.
+func isGDBStack(frames []Frame) bool {
+	t := strings.TrimSpace(frames[0].Raw)
+	return len(t) > 1 && t[0] == '#' && isDigit(t[1])
+}
+
+// gdbLineWhole reports whether a gdb frame line ends as gdb ends one: with
+// ` at FILE:LINE`, ` from LIBRARY` (a shared object), or its argument
+// list; `<signal handler called>` is whole too.
+func gdbLineWhole(raw string) bool {
+	t := strings.TrimSpace(raw)
+	if strings.HasSuffix(t, "<signal handler called>") {
+		return true
+	}
+	if i := strings.LastIndex(t, " at "); i > 0 && strings.Contains(t[:i], "(") && openParens(t[:i]) == 0 {
+		loc := t[i+4:]
+		c := strings.LastIndexByte(loc, ':')
+		return c > 0 && c+1 < len(loc) && allDigits(loc[c+1:])
+	}
+	if i := strings.LastIndex(t, " from "); i > 0 && strings.Contains(t[:i], "(") && openParens(t[:i]) == 0 {
+		return strings.Contains(path.Base(t[i+6:]), ".so")
+	}
+	return strings.HasSuffix(t, ")") && openParens(t) == 0
+}

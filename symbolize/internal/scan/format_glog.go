@@ -1,0 +1,75 @@
+package scan
+
+// glog failure-signal dumps (F2: StarRocks, Doris 0.x–1.0) with the
+// StarRocks preamble, and glog FATAL / Check-failure traces (F3); formats
+// spec §4 F2, F3. Frames (`    @ 0x… symbol`, one space; `    @ 0x…  symbol`,
+// two spaces) are parsed by parseAtFrame. glog lines themselves (the
+// `F0611 08:02:41.118230 90211 file.cpp:247] msg` prefix) are recognized by
+// glogLine, which needs no regular expression.
+var glogRules = []lineRule{
+	// F1 and F2 signal lines. Group 2 (reason text) is present only in F1.
+	// Tolerant of pastes cut after the PID (`received by PID 7`) or
+	// abbreviated with `...`.
+	{id: "X.signal", kind: kSignal, prefix: "*** S",
+		re: mustCompile(`^(?:\*\*\* )?(SIG[A-Z0-9]+|Signal \d+) (?:([a-z][a-z -]*[a-z]) )?\(@0x([0-9a-fA-F]+)\) received by PID (\d+)(?: \(TID (?:(\d+) OR )?0x([0-9a-fA-F]+)(?: LWP (\d+))?\))?(?: \(LWP (\d+)\)| LWP\((\d+)\))?(?: from PID (\d+))?`)},
+	{id: "F3.header", kind: kCheckHeader, prefix: "*** Check failure stack trace: ***"},
+	{id: "F2.pc", kind: kPC, prefix: "PC: ",
+		re: mustCompile(`^PC: (?:@ +(0x[0-9a-fA-F]+) ?)?(.*)$`)},
+	{id: "F2.pre_query", kind: kSRQuery, prefix: "query_id:",
+		re: mustCompile(`^query_id:([0-9a-f-]{36}), ?fragment_instance:([0-9a-f-]{36})(?:, plan_node_id:(-?\d+))?`)},
+	// StarRocks 3.1+ (common/logconfig.cpp dump_trace_info): after the
+	// query_id line, the thread's custom coredump message, set around a
+	// ChunkSource read (ScanOperator::_trigger_next_scan): the file a
+	// connector data source was reading. HiveDataSource (external tables
+	// of the Hive, Hudi, Iceberg… catalogs) prints
+	// `Hive file path: P, partition id: N, length: N, offset: N`;
+	// FileDataSource (the load scan: broker, stream and routine load, and
+	// the FILES() table function) prints `Load file path: P`. The line is
+	// the event srFileEvents names.
+	{id: "F2.pre_file", kind: kSRFile, prefix: "Hive file path: ",
+		re: mustCompile(`^Hive file path: (.*), partition id: (-?\d+), length: (-?\d+), offset: (-?\d+)\s*$`)},
+	{id: "F2.pre_file", kind: kSRFile, prefix: "Load file path: ",
+		re: mustCompile(`^Load file path: (\S.*)$`)},
+	{id: "F2.pre_tracker", kind: kTracker, prefix: "tracker:",
+		re: mustCompile(`^tracker:(\S+) consumption: (-?\d+)$`)},
+	{id: "F2.je_mallctl", kind: kAfterDump, prefix: "[",
+		re: mustCompile(`^\[\d+\.\d+\]\[thread: \d+\] je_mallctl execute `)},
+	{id: "F2.watchdog", kind: kAfterDump, prefix: "[crash_watchdog] "},
+	{id: "F2.minidump", kind: kMinidump, prefix: "Minidump created at: "},
+	// P1 build line: `3.3.19 RELEASE (build 5e6f7a8 distro ubuntu arch x86_64)`,
+	// `main DEBUG (build 2b3c4d5e6f)`. Weak alone: the assembler requires a
+	// query, tracker or Aborted line to follow.
+	{id: "F2.pre_version", kind: kVersion, contains: " (build ",
+		re: mustCompile(`^(\S+) ([A-Z][A-Z_]*(?: with [A-Z]+)?) \(build ([^)]*)\)$`)},
+}
+
+// keepCauseStack settles between a check failure's own stack (F3, `***
+// Check failure stack trace: ***` and its `@ 0x… fn` lines) and the
+// signal dump of the abort that follows it (F1 or F2), which usually
+// repeats the failing code's frames with more of the abort path and so is
+// preferred. A dump that holds no frame of the failing code — only the
+// handler, libc's abort path and glog's machinery, because the text is
+// cut there — tells less than the check failure's stack: that stack stays
+// the crashing thread's (formats spec §4 F3).
+func (in *incident) keepCauseStack(best *stack) *stack {
+	if best == nil || best.origin != "F1" && best.origin != "F2" {
+		return best
+	}
+	for i := range best.th.Frames {
+		if comparableName(&best.th.Frames[i]) != "" {
+			return best
+		}
+	}
+	for _, s := range in.stacks {
+		if s.origin != "F3" {
+			continue
+		}
+		for i := range s.th.Frames {
+			if comparableName(&s.th.Frames[i]) != "" {
+				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the check failure's stack", best.origin)
+				return s
+			}
+		}
+	}
+	return best
+}

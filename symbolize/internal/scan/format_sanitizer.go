@@ -1,0 +1,337 @@
+package scan
+
+import "strings"
+
+// Sanitizer reports (F6): ASAN, LSAN, MSAN, UBSAN, TSAN; formats spec §4 F6.
+// Frames (`    #0 0x… in f file:line:col`) are parsed by parseSanitizerFrame.
+var sanitizerRules = []lineRule{
+	{id: "F6.asan_start", kind: kAsanStart, prefix: "==",
+		re: mustCompile(`^==(\d+)==ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer|ThreadSanitizer): (.*)$`)},
+	{id: "F6.asan_end", kind: kSanEnd, prefix: "==",
+		re: mustCompile(`^==\d+==ABORTING`)},
+	{id: "F6.tsan_delim", kind: kSanEnd, prefix: "==================",
+		re: mustCompile(`^=+$`)},
+	{id: "F6.deadly", kind: kAsanDeadly, prefix: "AddressSanitizer:DEADLYSIGNAL"},
+	{id: "F6.tsan_start", kind: kTsanStart, prefix: "WARNING: ThreadSanitizer: ",
+		re: mustCompile(`^WARNING: ThreadSanitizer: (.+?)(?: \(pid=(\d+)\))?$`)},
+	{id: "F6.summary", kind: kSanEnd, prefix: "SUMMARY: ",
+		re: mustCompile(`^SUMMARY: (?:AddressSanitizer|LeakSanitizer|ThreadSanitizer|UndefinedBehaviorSanitizer|MemorySanitizer): (.*)$`)},
+	{id: "F6.access", kind: kSanAccess, prefix: "",
+		contains: " of size ",
+		re:       mustCompile(`^(READ|WRITE|Read|Write|Previous read|Previous write|Atomic read|Atomic write) of size (\d+) at (0x[0-9a-f]+) (?:thread (T\d+)(?: \((.*)\))?|by (?:thread (T\d+)|main thread))`)},
+	{id: "F6.ubsan_start", kind: kUbsanStart, contains: ": runtime error: ",
+		re: mustCompile(`^(\S+?):(\d+):(\d+): runtime error: (.*)$`)},
+}
+
+// Lines that introduce the further stacks of a sanitizer report (ASAN
+// `freed by thread T455 (…) here:`, `previously allocated by …`, `Thread
+// T456 (…) created by T0 here:`, LSAN `Direct leak of … allocated from:`,
+// TSAN `Previous read … by thread T3:`, `Location is heap block …`,
+// `Mutex M77 … created at:`). Each must end with a colon.
+var (
+	sanitizerStackContains = []string{" here:", "allocated from:", " by thread ", " by main thread"}
+	sanitizerStackPrefixes = []string{"Location is", "Thread T", "Mutex "}
+)
+
+func isSanitizerStackHeader(t string) bool {
+	if !strings.HasSuffix(t, ":") {
+		return false
+	}
+	for _, c := range sanitizerStackContains {
+		if strings.Contains(t, c) {
+			return true
+		}
+	}
+	for _, p := range sanitizerStackPrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sanitizerSummary parses the last line of an ASAN/TSAN/UBSAN/MSAN report,
+// `SUMMARY: AddressSanitizer: heap-use-after-free /path/file.cpp:331 in ns::f(int) const`
+// (compiler-rt sanitizer_common ReportErrorSummary: the bug type, then the
+// location of the first frame of the crash stack that is not the
+// runtime's own, as `file:line[:col] in function`, or `(module+0xoff)`
+// when the binary has no debug information). It returns the bug type and
+// that location as a frame; ok is false for LSAN's byte counts and for
+// lines that name no function.
+func (p *parser) sanitizerSummary(text string) (bug string, f Frame, ok bool) {
+	m := sanitizerSummaryRe.FindStringSubmatch(text)
+	if m == nil {
+		return "", Frame{}, false
+	}
+	bug, loc, fn := m[1], m[2], strings.TrimSpace(m[3])
+	f = Frame{Raw: text}
+	if file, line, col, ok := splitFileLine(loc); ok && !strings.ContainsAny(file, "()") {
+		f.File, f.Line, f.Column = file, line, col
+	} else if mod, off, ok := parseModuleOffset(loc); ok {
+		f.Module, f.Offset, f.HasOffset = mod, Addr(off), true
+	} else {
+		return "", Frame{}, false // LSAN: `100 byte(s) leaked in 1 allocation(s).`
+	}
+	if isUnknownSymbol(fn) {
+		return bug, Frame{}, false
+	}
+	p.setFunction(&f, fn)
+	return bug, f, true
+}
+
+// sanitizerSummaryRe: `SUMMARY: <Tool>: <bug> <location> in <function>`;
+// the bug type may have blanks (TSAN's `data race`), the location has
+// none, the function may be empty (UBSAN without symbols).
+var sanitizerSummaryRe = mustCompile(`^SUMMARY: (?:AddressSanitizer|ThreadSanitizer|UndefinedBehaviorSanitizer|MemorySanitizer|HWAddressSanitizer): (\S.*?) (\S+) in ?(.*)$`)
+
+// sanitizerShaped reports whether a frame line has the sanitizer
+// symbolizer's shape (`    #3 0x55d1… in f file:line:col` or
+// `… (module+0xoff)`): one blank after the frame number, then an address
+// printed without leading zeros. gdb left-aligns the frame number in two
+// columns (`#3  0x… in f (…) at file:line`) and pads addresses to 16 hex
+// digits; the sanitizers indent their frames (pastes may lose that).
+func sanitizerShaped(raw string) bool {
+	t := strings.TrimLeft(raw, " \t")
+	idx, rest, ok := hashIndex(t)
+	if !ok || !strings.HasPrefix(rest, "0x") {
+		return false
+	}
+	i := strings.IndexByte(t, ' ')
+	if i < 0 || i+1 >= len(t) || t[i+1] == ' ' {
+		return false
+	}
+	addr := rest
+	if j := strings.IndexByte(rest, ' '); j > 0 {
+		addr = rest[:j]
+	}
+	return len(t) < len(raw) || idx < 10 || len(addr) != 18
+}
+
+// sanitizerFragment turns an incident opened by headerless frames (taken
+// for a gdb backtrace) into the rest of a sanitizer report, when a line
+// only a sanitizer report has follows them: a stack header (`Thread T455
+// (…) created by T0 here:`, `freed by thread …`) or its SUMMARY. Where a
+// stack's header is cut, the stack may be any of the report's: the
+// access stack, or the freed-by, allocated-by or thread-creation stacks
+// that ASAN prints after it (compiler-rt asan_descriptions.cpp), which
+// are not where it crashed. So the frames become auxiliary stacks, and
+// chooseSanitizerCrash decides at the end.
+func (in *incident) sanitizerFragment(p *parser) bool {
+	if in.sec != secGDB || in.hasSig || len(in.stacks) == 0 || in.hasFormat("F6") {
+		return false
+	}
+	for _, s := range in.stacks {
+		if s.origin != "gdb" || s.th.ID != 0 || s.th.Name != "" {
+			return false
+		}
+		for _, f := range s.th.Frames {
+			if !sanitizerShaped(f.Raw) {
+				return false
+			}
+		}
+	}
+	fs := in.c.Formats[:0]
+	for _, x := range in.c.Formats {
+		if x != "F7" {
+			fs = append(fs, x)
+		}
+	}
+	in.c.Formats = fs
+	in.addFormat("F6")
+	for _, s := range in.stacks {
+		s.origin = "F6-aux"
+		for i, f := range s.th.Frames {
+			if g, ok := p.parseSanitizerFrame(f.Raw); ok {
+				s.th.Frames[i] = g // `fn file:line:col`, not gdb's `fn (args) at file:line`
+			}
+		}
+	}
+	notes := in.notes[:0]
+	for _, n := range in.notes {
+		if !strings.HasPrefix(n, "gdb backtrace starts at frame #") {
+			notes = append(notes, n)
+		}
+	}
+	in.notes = notes
+	in.sec = secSanitizer
+	in.gdbOrphan, in.gdbPartial = 0, 0
+	if in.c.Kind == KindUnknown {
+		in.c.Kind = KindSanitizer
+	}
+	in.note("sanitizer frames without the report's first lines: stacks whose header is cut may be any of the report's")
+	return true
+}
+
+// sanitizerEnd records the SUMMARY line of a sanitizer report.
+func (in *incident) sanitizerEnd(p *parser, text string) {
+	bug, f, ok := p.sanitizerSummary(text)
+	if bug != "" && in.c.SanitizerBug == "" {
+		in.c.SanitizerBug = bug
+		if in.c.Message == "" {
+			in.c.Message = strings.TrimPrefix(text, "SUMMARY: ")
+		}
+	}
+	if ok {
+		in.sanSummary = f
+	}
+}
+
+// chooseSanitizerCrash settles the crashing thread of a sanitizer report
+// whose access stack (the one after the ERROR line) has no frames, before
+// the other stacks are weighed: the freed-by, allocated-by and
+// thread-creation stacks are never the crashing thread's. A stack whose
+// header is cut is the access stack when it holds the SUMMARY's function
+// (the summary names the access stack's first frame). Otherwise the
+// SUMMARY's frame alone stands for the crash, and the incident says that
+// the crash stack is missing. LeakSanitizer prints no access stack: its
+// first allocation stack is what the report is about.
+func (in *incident) chooseSanitizerCrash() {
+	if !in.hasFormat("F6") || in.c.Kind == KindLeak {
+		return
+	}
+	for _, s := range in.stacks {
+		if s.origin == "F6" && (len(s.th.Frames) > 0 || s.th.State != "") {
+			return // a stack, or UBSAN's `file:line:col: runtime error` location
+		}
+	}
+	// The access stack is empty (cut) or was never seen: drop it.
+	kept := in.stacks[:0]
+	for _, s := range in.stacks {
+		if s.origin != "F6" {
+			kept = append(kept, s)
+		}
+	}
+	in.stacks = kept
+	want := in.sanSummary.Name()
+	if want == "" {
+		// No SUMMARY: a first stack whose header is cut is the access
+		// stack when it is whole at the top (ASAN prints it first).
+		for _, s := range in.stacks {
+			if s.origin == "F6-aux" && s.th.State == "" && len(s.th.Frames) > 0 && s.th.Frames[0].Index == 0 && s == in.stacks[0] {
+				s.origin = "F6"
+				s.th.Crashed = true
+				in.note("the first stack, whose header is cut, taken as the crash stack: no SUMMARY line to check it against")
+				return
+			}
+		}
+		in.corrupt("sanitizer report without its crash stack and without a SUMMARY line naming the crash site")
+		return
+	}
+	// The SUMMARY attests a sanitizer report: the incident is no bare
+	// fragment of frames (fragment.go), whatever its stacks hold.
+	in.fragment = 0
+	for _, s := range in.stacks {
+		if s.origin != "F6-aux" || s.th.State != "" {
+			continue
+		}
+		for i := range s.th.Frames {
+			if s.th.Frames[i].Name() == want {
+				s.origin = "F6"
+				s.th.Crashed = true
+				return
+			}
+		}
+	}
+	crash := in.newStack("F6", 4)
+	crash.th.Frames = []Frame{in.sanSummary}
+	crash.th.Crashed = true
+	crash.th.Truncated = true
+	in.corrupt("sanitizer report without its crash stack: the SUMMARY line's frame stands for it")
+}
+
+// sanitizerText is a line of a sanitizer report as the report printed it.
+// A paste prefix learned from indented frame lines (`10:00:01,013     #5
+// 0x…`) takes the frames' indentation with it, so the report's own
+// unindented lines (`10:00:06,078 SUMMARY: …`, `… Thread T455 (…) created
+// by T0 here:`) keep their prefix: strip the prefix without its trailing
+// blanks from them.
+func (p *parser) sanitizerText(text string) string {
+	t := strings.TrimSpace(text)
+	shape := strings.TrimRight(p.pfx.shape, " \t")
+	if shape == "" || len(shape) == len(p.pfx.shape) {
+		return t
+	}
+	if n := matchPrefix([]byte(text), shape); n > 0 && n < len(text) && (text[n] == ' ' || text[n] == '\t') {
+		return strings.TrimSpace(text[n:])
+	}
+	return t
+}
+
+// sanitizerDescriptionRe matches the lines ASAN prints between its stacks
+// to describe the address (compiler-rt asan_descriptions.cpp): `0x60b0…
+// is located 12 bytes inside of 100-byte region […)`, `Address 0x7f… is
+// located in stack of thread T12 at offset 96 in frame`, `This frame has
+// 2 object(s):`, and its `HINT: …` lines.
+var sanitizerDescriptionRe = mustCompile(`^(?:Address )?0x[0-9a-fA-F]+ is located |^This frame has \d+ object|^HINT: `)
+
+// isSanitizerOnly reports whether a line (without its paste prefix) is
+// one only a sanitizer report prints: a stack header, an address
+// description, or the SUMMARY.
+func isSanitizerOnly(t string) bool {
+	return isSanitizerStackHeader(t) || strings.HasPrefix(t, "SUMMARY: ") || sanitizerDescriptionRe.MatchString(t)
+}
+
+// sanitizerLine takes a line isSanitizerOnly accepted into an incident
+// that sanitizerFragment has just made a sanitizer report's rest.
+func (in *incident) sanitizerLine(p *parser, t string, ln lineInfo) {
+	switch {
+	case strings.HasPrefix(t, "SUMMARY: "):
+		in.sanitizerEnd(p, t)
+		in.sec = secSanTail
+	case isSanitizerStackHeader(t):
+		s := in.newStack("F6-aux", 0)
+		s.th.State = strings.TrimSuffix(t, ":")
+	default:
+		// An address description: the frames after it are another stack.
+		in.newStack("F6-aux", 0)
+	}
+	in.used(ln)
+}
+
+// sanTailEnds says whether a line of kind k ends a sanitizer report after
+// its SUMMARY line: the report then prints only the shadow bytes around
+// the address, their legend and `==PID==ABORTING` (all unrecognized lines
+// but the last), so a recognized line of any other kind (a gdb session, a
+// signal dump, a glog line) is the next text's.
+func sanTailEnds(k lineKind) bool {
+	return k != kOther && k != kBlank && k != kSanEnd
+}
+
+// sanTailLine says whether an unrecognized line can be part of what ASAN
+// prints after its SUMMARY (compiler-rt asan_errors.cpp
+// PrintShadowMemoryForAddress, PrintLegend): `Shadow bytes around the
+// buggy address:`, rows `  0x0c0881d68e60: fa fa 00 …` and `=>0x…: …[fd]…`
+// (a paste prefix may have taken a row's address), `Shadow byte legend
+// (…):` and its `  Heap left redzone:       fa` entries. Any other line
+// ends a report cut before its `==PID==ABORTING`.
+func sanTailLine(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "" || strings.HasPrefix(t, "Shadow byte") || strings.HasPrefix(t, "=>") {
+		return true
+	}
+	if i := strings.IndexByte(t, ':'); i > 0 {
+		head, rest := t[:i], strings.TrimSpace(t[i+1:])
+		if strings.HasPrefix(head, "0x") {
+			_, ok := parseHex(head)
+			return ok
+		}
+		return rest != "" && shadowBytes(rest) && !strings.ContainsAny(head, "0123456789=#")
+	}
+	return shadowBytes(t)
+}
+
+// shadowBytes says whether s is a run of two-digit hex shadow bytes, one
+// of them maybe bracketed (`fa fa[fd]fd`), or a legend entry's values.
+func shadowBytes(s string) bool {
+	n := 0
+	for _, w := range strings.Fields(strings.NewReplacer("[", " ", "]", " ").Replace(s)) {
+		if len(w) != 2 {
+			return false
+		}
+		if _, ok := parseHex(w); !ok {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}

@@ -1,0 +1,106 @@
+package scan
+
+import "strings"
+
+// Headerless stack fragments: a paste that holds only a run of numbered
+// frames of one family, cut off above the dump's header and its first
+// frames (`10# doris::…(…) in /path/doris_be`, `12# f(…) at x.cpp:326`;
+// gdb `#3  0x… in f (…) at x.cpp:12`). A boost frame numbered above 0 opens
+// an incident only through fragmentStart; the incident is kept when it
+// holds a consecutive run of at least minFragmentFrames frames, and then it
+// is a crash of unknown kind, marked corrupted (fragmentReason): the
+// signal, the header and the innermost frames are not in the text.
+// A frame 0 (`0# …`, `#0 …`) starts a headerless dump as before: its stack
+// is whole, only the header is missing.
+
+// minFragmentFrames is the shortest run of frames kept as a fragment: one
+// or two numbered lines are as likely a numbered list as a stack.
+const minFragmentFrames = 3
+
+// fragmentReason is the CorruptedReason of a fragment.
+const fragmentReason = "stack without a dump header (fragment)"
+
+// fragmentStart reports the index of the frame on an unrecognized line
+// that may begin a headerless fragment: a boost frame or a gdb frame
+// numbered above 0 that looks like a frame (it names a source file, a
+// module or an address, not only words). It returns 0 when the line begins
+// no fragment.
+func fragmentStart(p *parser, text string) int {
+	t := trimBlanks(text)
+	if len(t) < 3 {
+		return 0
+	}
+	var f Frame
+	var ok bool
+	switch {
+	case isDigit(t[0]):
+		if !boostNumbered(t) { // most digit-led lines are timestamps: no parse
+			return 0
+		}
+		f, ok = p.parseBoostFrame(t)
+	case t[0] == '#' && isDigit(t[1]):
+		f, ok = p.parseGDBFrame(t)
+	}
+	if !ok || f.Index <= 0 || !plausibleFragmentFrame(f) {
+		return 0
+	}
+	return f.Index
+}
+
+// boostNumbered says whether t starts like a boost frame line, `N# `
+// (the test parseBoostFrame starts with, without building a Frame).
+func boostNumbered(t string) bool {
+	i := 0
+	for i < len(t) && i < 5 && isDigit(t[i]) {
+		i++
+	}
+	return i > 0 && i+1 < len(t) && t[i] == '#' && t[i+1] == ' '
+}
+
+// plausibleFragmentFrame says whether a parsed numbered line carries what
+// a stack frame carries (an address, a source file with a directory or an
+// extension, a module path, a shared object or a backend binary such as
+// doris_be) and a
+// function name without spaces outside its argument and template lists,
+// so that `1# item one` or `#2 see above` are not frames.
+func plausibleFragmentFrame(f Frame) bool {
+	file := strings.ContainsAny(f.File, "/.")
+	module := strings.Contains(f.Module, "/") || strings.Contains(f.Module, ".so") || strings.HasSuffix(f.Module, "_be")
+	if f.PC == 0 && !file && !module {
+		return false
+	}
+	name := f.Function
+	if i := strings.IndexAny(name, "(<"); i >= 0 {
+		name = name[:i]
+	}
+	return !strings.ContainsAny(strings.TrimSpace(name), " \t")
+}
+
+// finishFragment applies the fragment rules when the incident was opened
+// by a fragment's first frame: it reports false when the incident is to be
+// dropped (fewer than minFragmentFrames frames, or their numbers do not
+// run consecutively), and otherwise makes it a crash of unknown kind,
+// marked corrupted. It runs after the kind was decided.
+func (in *incident) finishFragment() bool {
+	if in.fragment == 0 {
+		return true
+	}
+	c := in.c
+	ct := c.CrashingThread()
+	if ct == nil || len(ct.Frames) < minFragmentFrames {
+		return false
+	}
+	if ct.Frames[0].Index != in.fragment {
+		return false // the fragment's first frame is not the crashing stack's
+	}
+	for i := 1; i < len(ct.Frames); i++ {
+		if ct.Frames[i].Index != ct.Frames[i-1].Index+1 && !ct.Frames[i].Inlined && ct.Frames[i].Index != ct.Frames[i-1].Index {
+			return false
+		}
+	}
+	if c.Signal == "" {
+		c.Kind = KindUnknown
+	}
+	in.corrupt(fragmentReason)
+	return true
+}

@@ -1,0 +1,99 @@
+package scan
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cutCorpus returns the lines of a corpus text from line from (1-based) to
+// the end: a stack fragment made by cutting off the dump's header and its
+// first frames.
+func cutCorpus(t *testing.T, name string, from int) string {
+	t.Helper()
+	b, err := os.ReadFile("../../../testdata/corpus/" + name)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	require.Greater(t, len(lines), from)
+	return strings.Join(lines[from-1:], "")
+}
+
+func parseText(t *testing.T, text string) []*Crash {
+	t.Helper()
+	cs, err := ParseAll(context.Background(), strings.NewReader(text), ScanOptions{})
+	require.NoError(t, err)
+	return cs
+}
+
+func TestHeaderlessFragment(t *testing.T) {
+	cases := []struct {
+		name  string
+		text  string
+		first int // index of the first frame
+		n     int // frames at least
+	}{
+		// boost frames 10.. of a Doris dump (header and frames 0-9 cut off)
+		{"boost", cutCorpus(t, "doris/124-ubsan-check-failed-pod-array-lead-lag-4x-mixed.txt", 51), 10, 13},
+		// gdb frames #3.. of a backtrace
+		{"gdb", cutCorpus(t, "doris/083-gdb-dcheck-mem-limit-exceeded-log.txt", 4), 3, 6},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, text := range []string{tc.text, "I1201 10:00:00.000000 1 x.cpp:1] before\n" + tc.text + "I1201 10:00:01.000000 1 x.cpp:2] after\n"} {
+				cs := parseText(t, text)
+				require.Len(t, cs, 1)
+				c := cs[0]
+				assert.Equal(t, KindUnknown, c.Kind)
+				assert.True(t, c.Corrupted)
+				assert.Contains(t, c.CorruptedReason, fragmentReason)
+				ct := c.CrashingThread()
+				require.NotNil(t, ct)
+				require.GreaterOrEqual(t, len(ct.Frames), tc.n)
+				assert.Equal(t, tc.first, ct.Frames[0].Index)
+				assert.NotEmpty(t, ct.Frames[0].Function)
+			}
+		})
+	}
+}
+
+// Boost frames whose module is the bare backend binary are frames too.
+func TestHeaderlessFragmentBareModule(t *testing.T) {
+	text := "10# doris::vectorized::IAggregateFunctionHelper<doris::vectorized::AggregateFunctionBitmapUnion>::deserialize_and_merge_from_column_range(char*, doris::vectorized::IColumn const&, unsigned long, unsigned long, doris::vectorized::Arena*) const in doris_be\n" +
+		"11# doris::vectorized::BlockReader::_update_agg_data(doris::vectorized::MutableColumns&) in doris_be\n" +
+		"12# doris::vectorized::VerticalBlockReader::_update_agg_value(doris::vectorized::MutableColumns&, int, bool) at /root/doris/be/src/vec/olap/vertical_block_reader.cpp:326\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	assert.Equal(t, KindUnknown, cs[0].Kind)
+	assert.Contains(t, cs[0].CorruptedReason, fragmentReason)
+	require.Len(t, cs[0].CrashingThread().Frames, 3)
+	assert.Empty(t, parseText(t, "1# build in docker\n2# test in ci\n3# deploy in prod\n"))
+}
+
+// A fragment needs a consecutive run of at least three frames.
+func TestHeaderlessFragmentTooShort(t *testing.T) {
+	full := cutCorpus(t, "doris/124-ubsan-check-failed-pod-array-lead-lag-4x-mixed.txt", 51)
+	lines := strings.SplitAfter(full, "\n")
+	assert.Empty(t, parseText(t, strings.Join(lines[:2], "")), "two frames are not a fragment")
+	assert.Len(t, parseText(t, strings.Join(lines[:3], "")), 1, "three frames are")
+	// a jump in the numbering: 10, 12, 13
+	assert.Empty(t, parseText(t, lines[0]+lines[2]+lines[3]))
+}
+
+// Numbered lines that are not frames open no incident.
+func TestHeaderlessFragmentLookAlikes(t *testing.T) {
+	texts := []string{
+		"1# item one\n2# item two\n3# item three\n4# item four\n",
+		"1# retry at host:8080\n2# retry at host:8081\n3# retry at host:8082\n",
+		"10# see the notes in the manual\n11# ask on the list\n12# file an issue\n",
+		"#1 see above (twice)\n#2 see below\n#3 done\n",
+		"2024-05-01 10:00:00 INFO start\n2024-05-01 10:00:01 INFO at Foo.bar(Foo.java:12)\n3 rows in set\n",
+		"\tat org.apache.Foo.bar(Foo.java:12)\n\tat org.apache.Foo.baz(Foo.java:13)\n\tat org.apache.Foo.qux(Foo.java:14)\n",
+	}
+	for _, text := range texts {
+		assert.Empty(t, parseText(t, text), "%q", text)
+	}
+}

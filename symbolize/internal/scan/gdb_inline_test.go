@@ -1,0 +1,43 @@
+package scan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gdb prints `0xADDR in` on the innermost frame of each inline group (and
+// may omit it on #0); the other frames of a group have no address and the
+// last of them is the physical function. All but the last frame of a group
+// are marked Inlined, so that signatures can be made of physical frames.
+func TestGDBInlineFrames(t *testing.T) {
+	bt := `Program terminated with signal SIGSEGV, Segmentation fault.
+#0  std::vector<long>::size (this=0x0) at /usr/include/c++/11/bits/stl_vector.h:919
+#1  starrocks::lake::collect_garbage_files (files=..., tablet=...) at be/src/storage/lake/vacuum.cpp:37
+#2  0x0000555555a01234 in __gnu_cxx::__normal_iterator<long*>::__normal_iterator (i=...) at /usr/include/c++/11/bits/stl_iterator.h:1028
+#3  std::vector<long>::begin (this=...) at /usr/include/c++/11/bits/stl_vector.h:812
+#4  starrocks::lake::vacuum_tablet (tablet_id=10023) at be/src/storage/lake/vacuum.cpp:88
+#5  0x0000555555a05678 in starrocks::lake::vacuum (request=...) at be/src/storage/lake/vacuum.cpp:120
+#6  <signal handler called>
+#7  0x00007ffff7a2d609 in start_thread (arg=<optimized out>) at pthread_create.c:477
+#8  0x00007ffff7952133 in clone () at ../sysdeps/unix/sysv/linux/x86_64/clone.S:95
+`
+	cs := parseString(t, bt)
+	require.Len(t, cs, 1)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 9)
+	want := []bool{true, false, true, true, false, false, false, false, false}
+	for i, f := range ct.Frames {
+		assert.Equal(t, want[i], f.Inlined, "frame #%d %s", f.Index, f.Function)
+	}
+	// The physical frames are the ones a key is made of.
+	var physical []string
+	for _, f := range ct.Frames {
+		if !f.Inlined {
+			physical = append(physical, f.Function)
+		}
+	}
+	assert.Equal(t, []string{"starrocks::lake::collect_garbage_files", "starrocks::lake::vacuum_tablet", "starrocks::lake::vacuum", "<signal handler called>", "start_thread", "clone"}, physical)
+}
