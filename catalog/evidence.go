@@ -35,19 +35,30 @@ const (
 	srcType                         // a product name inside the raw name's template arguments
 	srcFile                         // the frame's source path
 	srcModule                       // the frame's module
+	// Context sources (context.go): a universal rule ("*") whose context
+	// condition held takes its evidence kind from it.
+	srcFreedBy    // a frame of a sanitizer report's freed-by stack
+	srcLogContext // the last lifecycle log line before the incident
 )
 
 // Evidence weights per source: how strongly a match says "this frame is
 // that subsystem's work". A rule's Weight (default 1) multiplies them. The
 // product decides the path confidence: >= 0.85 high, >= 0.5 medium, else low.
 const (
-	weightName    = 1.0
-	weightOwner   = 0.9
-	weightType    = 0.8
-	weightFile    = 0.7
-	weightModule  = 0.5
-	weightQueryID = 0.3
-	weightThread  = 0.2
+	weightName   = 1.0
+	weightOwner  = 0.9
+	weightType   = 0.8
+	weightFile   = 0.7
+	weightModule = 0.5
+	// weightFreedBy: a freed-by stack under process teardown says the
+	// memory was freed by the exit, not which thread's work the access was.
+	weightFreedBy = 0.9
+	// weightLogContext: a lifecycle line printed before the incident says
+	// the process was starting or stopping when it crashed; the incident may
+	// come long after the line when the log between was not pasted.
+	weightLogContext = 0.8
+	weightQueryID    = 0.3
+	weightThread     = 0.2
 
 	highAt   = 0.85
 	mediumAt = 0.5
@@ -63,6 +74,10 @@ func (s evidenceSource) weight() float64 {
 		return weightType
 	case srcFile:
 		return weightFile
+	case srcFreedBy:
+		return weightFreedBy
+	case srcLogContext:
+		return weightLogContext
 	}
 	return weightModule
 }
@@ -77,6 +92,10 @@ func (s evidenceSource) String() string {
 		return "template type"
 	case srcFile:
 		return "source path"
+	case srcFreedBy:
+		return "freed-by frame"
+	case srcLogContext:
+		return "log line"
 	}
 	return "module"
 }

@@ -66,6 +66,7 @@ const (
 	kCoredumpThread // systemd-coredump: Stack trace of thread N:
 	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
 	kSRFile         // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
+	kLifecycleLog   // a glog line printed only while the backend starts or stops (format_lifecycle.go)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an

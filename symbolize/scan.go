@@ -362,7 +362,7 @@ type parser struct {
 const maxPendingEvents = 8
 
 func isContextEvent(k lineKind) bool {
-	return k == kMemLimit || k == kOOMKill || k == kShell || k == kInstrCheck || k == kMinidump
+	return k == kMemLimit || k == kOOMKill || k == kShell || k == kInstrCheck || k == kMinidump || k == kLifecycleLog
 }
 
 func eventKind(k lineKind) string {
@@ -377,6 +377,8 @@ func eventKind(k lineKind) string {
 		return "startup"
 	case kMinidump:
 		return "minidump"
+	case kLifecycleLog:
+		return EventLifecycleLog
 	}
 	return "other"
 }
@@ -762,7 +764,7 @@ func (p *parser) mayStart(s string) bool {
 		if sev != 'I' && hasMemoryLimit(msg) {
 			return true
 		}
-		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ")
+		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ") || isLifecycleMsg(msg)
 	}
 	return true
 }
@@ -930,6 +932,9 @@ func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, 
 			if r, m := p.match(msg, strings.TrimLeft(msg, " "), 0, false); r != nil && r.kind == kBanner {
 				return kBanner, m
 			}
+		}
+		if isLifecycleMsg(msg) {
+			return kLifecycleLog, []string{trimmed, msg}
 		}
 		return kGlog, []string{trimmed, msg}
 	}
