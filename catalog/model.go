@@ -85,7 +85,7 @@ type PathRule struct {
 	// freed-by stacks (`freed by thread T1 here:`): the rule holds only when
 	// one of them matches (a use-after-free of memory that process teardown
 	// freed). A condition on any rule, like QueryID; with Frames ["*"] it is
-	// the rule's evidence (CATALOG.md, "Context evidence").
+	// the rule's evidence (catalog/context.go; the paths.yaml header).
 	FreedBy []string `json:"freed_by,omitempty"`
 	// LogContext are globs on the last lifecycle log line before the incident
 	// in the same input (symbolize.EventLifecycleLog: `BE exit step 3: …`,
