@@ -52,6 +52,7 @@ var glogRules = []lineRule{
 // cut there — tells less than the check failure's stack: that stack stays
 // the crashing thread's (formats spec §4 F3).
 func (in *incident) keepCauseStack(best *stack) *stack {
+	causeStackName := map[string]string{"F3": "check failure's", "F4": "exception's"}
 	if best == nil || best.origin != "F1" && best.origin != "F2" {
 		return best
 	}
@@ -61,12 +62,12 @@ func (in *incident) keepCauseStack(best *stack) *stack {
 		}
 	}
 	for _, s := range in.stacks {
-		if s.origin != "F3" {
+		if s.origin != "F3" && s.origin != "F4" { // F4: a doris::Exception's own stack (format_terminate.go)
 			continue
 		}
 		for i := range s.th.Frames {
 			if comparableName(&s.th.Frames[i]) != "" {
-				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the check failure's stack", best.origin)
+				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the %s stack", best.origin, causeStackName[s.origin])
 				return s
 			}
 		}

@@ -13,7 +13,7 @@ import (
 
 // addCorpusSeeds adds every crash text under testdata as a fuzz seed.
 func addCorpusSeeds(f *testing.F) {
-	for _, pat := range []string{"corpus/*/*.txt", "formats/*.txt"} {
+	for _, pat := range []string{"corpus/*/*.txt", "formats/*.txt", "../symbolize/testdata/paste/*.txt"} {
 		ms, _ := filepath.Glob(filepath.Join("..", "testdata", pat))
 		for _, m := range ms {
 			b, err := os.ReadFile(m)

@@ -66,6 +66,11 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 				continue
 			}
 		case c == '[':
+			if n := markdownLink(b); n > 0 { // format_misc.go
+				b = b[n:]
+				prefixed = true
+				continue
+			}
 			if n := dmesgPrefix(b); n > 0 {
 				b = b[n:]
 				prefixed = true
@@ -405,6 +410,10 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 	if len(pre) > maxPrefixBytes || pre == "" || (pre[len(pre)-1] != ' ' && pre[len(pre)-1] != '\t') {
 		return false
 	}
+	if lineNumberAnchor(pre) { // `106 *** Aborted at …` (format_misc.go)
+		l.shape = pre
+		return true
+	}
 	for i := 0; i < len(pre); i++ {
 		if c := pre[i]; !isDigit(c) && c != ' ' && c != '\t' {
 			l.shape = pre
@@ -496,6 +505,9 @@ func learnPrefix(a, b []byte) int {
 		// The walk below would reach both ends: no prefix. Checked first,
 		// eight bytes at a time: a log loop repeats one line (issue 11).
 		return 0
+	}
+	if e := pastePrefix(a, b); e > 0 { // shapes no separator finds (format_misc.go)
+		return e
 	}
 	var ends [8]int
 	n, last := 0, 0

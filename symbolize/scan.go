@@ -850,7 +850,7 @@ func (p *parser) logical(ln lineInfo) {
 			return
 		}
 	}
-	if p.cur == nil && isContextEvent(k) {
+	if p.cur == nil && isContextEvent(k) && !(k == kShell && shellCrash(ln.text) != nil) {
 		// Memory-limit, OOM-kill and shell lines seen between incidents
 		// are context for the next incident of the same process lifetime.
 		p.pending = append(p.pending, Event{Line: ln.no, Kind: eventKind(k), Text: strings.TrimSpace(ln.text)})
@@ -984,6 +984,8 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		return true
 	case kTcmalloc:
 		return isFatalAllocatorLine(text)
+	case kShell:
+		return shellCrash(text) != nil // a crash with no stack (format_misc.go)
 	case kOther:
 		// Headerless pastes: a boost frame 0, a glog `@` frame, a gdb frame #0.
 		t := trimBlanks(text)
