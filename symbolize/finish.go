@@ -681,7 +681,7 @@ func (in *incident) checkGDBCut() {
 		return
 	}
 	if ct := c.CrashingThread(); ct != nil && len(ct.Frames) > 0 && ct.Frames[0].Index > 0 && isGDBStack(ct.Frames) {
-		in.corrupt(fmt.Sprintf("gdb backtrace starts at frame #%d: the frames above it are missing", ct.Frames[0].Index))
+		in.corrupt(fmt.Sprintf(noteGDBStartsAt+"%d: the frames above it are missing", ct.Frames[0].Index))
 	}
 	var last *stack
 	for _, s := range in.stacks {

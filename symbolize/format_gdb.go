@@ -118,3 +118,9 @@ func (in *incident) dropEmptyCause() {
 		in.cur = nil
 	}
 }
+
+// noteGDBStartsAt begins the note (and the corruption reason) of a gdb
+// backtrace whose first frame is not #0; code that withdraws the note
+// (format_sanitizer.go, when the frames turn out to be a sanitizer's)
+// matches this constant, not a copy of its text.
+const noteGDBStartsAt = "gdb backtrace starts at frame #"

@@ -1293,7 +1293,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 					return false
 				}
 				if f.Index != 0 {
-					in.note("gdb backtrace starts at frame #%d", f.Index)
+					in.note(noteGDBStartsAt+"%d", f.Index)
 				}
 				if in.c.Kind != KindUnknown {
 					in.dropEmptyCause()
