@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package symbolize
+
+// pairScanAll is the vector pair filter (prefilter_amd64.s); without it
+// the Go loop of scanFrom does the whole scan.
+func pairScanAll(s string, t *pairTables, out *[pairOut]uint64) (n, next int) { return 0, 0 }
+
+// hasAVX2 is false: there is no vector filter on this platform.
+const hasAVX2 = false
