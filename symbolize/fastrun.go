@@ -355,15 +355,17 @@ func bytesBelow(x uint64, n uint64) uint64 {
 // TestJunkSkipEquivalence (incidents and the carried state after every
 // step) and FuzzJunkSkip compare it with the full path.
 
-// skipJunk skips the junk lines after line (see above) when line looks
-// like junk itself (looksBinary: a cheap gate, so that text lines cost
-// little more).
+// skipJunk skips the junk lines after line (see above) when line or the
+// next one looks like junk (looksBinary: a cheap gate, so that text lines
+// cost little more; the next line too, so that the first junk line after
+// a line of text, as random bytes have every few lines, does not take the
+// full path).
 func (s *Scanner) skipJunk(line []byte) {
 	p := &s.p
-	if !looksBinary(line) {
+	buf, _ := s.br.Peek(s.br.Buffered())
+	if !looksBinary(line) && !looksBinary(buf) {
 		return
 	}
-	buf, _ := s.br.Peek(s.br.Buffered())
 	off, k, forgets := 0, 0, false
 	for {
 		nl := bytes.IndexByte(buf[off:], '\n')

@@ -66,10 +66,14 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 				continue
 			}
 		case c == '[':
-			if n := markdownLink(b); n > 0 { // format_misc.go
-				b = b[n:]
-				prefixed = true
-				continue
+			// markdownLink's expression needs `](` after at most 64
+			// bytes without a bracket: the first `]` is that one.
+			if i := bytes.IndexByte(b[:min(len(b), 66)], ']'); i > 0 && i+1 < len(b) && b[i+1] == '(' {
+				if n := markdownLink(b); n > 0 { // format_misc.go
+					b = b[n:]
+					prefixed = true
+					continue
+				}
 			}
 			if n := dmesgPrefix(b); n > 0 {
 				b = b[n:]

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -416,11 +417,14 @@ func (p *parser) init(opts ScanOptions) {
 // collapsed pastes, and hand each logical line to the assembler.
 func (p *parser) physical(b []byte, truncated bool) {
 	p.lineNo++
-	if i, j := nextHole(b, 0); i >= 0 {
-		p.holes(b, i, j, truncated)
-		return
+	nul := bytes.IndexByte(b, 0)
+	if nul >= 0 {
+		if i, j := nextHole(b, nul); i >= 0 {
+			p.holes(b, i, j, truncated)
+			return
+		}
 	}
-	p.text(b, truncated)
+	p.text(b, truncated, nul < 0)
 }
 
 // minHole is the shortest NUL run taken for a hole in the file (holes).
@@ -443,7 +447,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 	start, texts := 0, false
 	for {
 		if i > start {
-			p.text(b[start:i], false)
+			p.text(b[start:i], false, false)
 			texts = true
 		}
 		if j == len(b) {
@@ -451,7 +455,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 		}
 		k, l := nextHole(b, j)
 		if k < 0 {
-			p.text(b[j:], truncated)
+			p.text(b[j:], truncated, false)
 			return
 		}
 		start, i, j = j, k, l
@@ -464,7 +468,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 		p.pfx.hasPrev = false
 		return
 	}
-	p.text(b, truncated)
+	p.text(b, truncated, false)
 }
 
 // nextHole returns where the first run of minHole or more NULs in b[i:]
@@ -552,15 +556,22 @@ func (h *holeSqueezer) squeeze(b []byte, i int) int {
 // written.
 var zeroBlock = strings.Repeat("\x00", 256)
 
-// skipNUL returns the length of the NUL run b starts with: a block, then
-// eight bytes at a time.
+// skipNUL returns the length of the NUL run b starts with: eight bytes at
+// a time, whole blocks once a run is long.
 func skipNUL(b []byte) int {
 	i := 0
-	for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
-		i += len(zeroBlock)
-	}
-	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
+	for i+8 <= len(b) {
+		if x := binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			// Most runs are short (a NUL in binary junk is one byte in
+			// 256): the first word ends them.
+			return i + bits.TrailingZeros64(x)>>3
+		}
 		i += 8
+		if i%len(zeroBlock) == 0 {
+			for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
+				i += len(zeroBlock)
+			}
+		}
 	}
 	for i < len(b) && b[i] == 0 {
 		i++
@@ -570,8 +581,9 @@ func skipNUL(b []byte) int {
 
 // text handles the text of one physical line (all of it, or a piece
 // between NUL runs): repair, prefixes, split collapsed pastes, and hand
-// each logical line to the assembler.
-func (p *parser) text(b []byte, truncated bool) {
+// each logical line to the assembler. nulFree says that b holds no NUL
+// (physical looked), so that the tests for one need not look again.
+func (p *parser) text(b []byte, truncated, nulFree bool) {
 	text, rl, prefixed := normalizeLine(b)
 	text, stripped := p.pfx.strip(text)
 	if stripped {
@@ -600,7 +612,7 @@ func (p *parser) text(b []byte, truncated bool) {
 		// cuts a dump, and it must not start another one (`#0 00\x00`
 		// after a gdb line started a backtrace that its span alone does
 		// not give: FuzzScan's invariant).
-		if view := unsafe.String(&text[0], len(text)); strings.IndexByte(view, 0) >= 0 && isJunk(view) {
+		if view := unsafe.String(&text[0], len(text)); !nulFree && strings.IndexByte(view, 0) >= 0 && isJunk(view) {
 			p.closeCurrent()
 			p.pfx.hasPrev = false
 			return
@@ -616,7 +628,7 @@ func (p *parser) text(b []byte, truncated bool) {
 			// Equal to the line before but for its digits: the same
 			// anchors (they have no digits), and nothing to learn.
 			hits, scanned, same = p.pfx.prevHits, true, true
-		case strings.IndexByte(view, 0) >= 0:
+		case !nulFree && strings.IndexByte(view, 0) >= 0:
 			// A NUL alone makes junk (binaryWeight); found at memory speed.
 			bin, scanned = true, true
 		default:
