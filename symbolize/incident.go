@@ -1425,11 +1425,16 @@ func (in *incident) header(k lineKind, m []string) {
 		c.Build = m[1]
 		in.addFormat("F1")
 	case kAbortedAt:
-		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil && sec > 0 && sec < 1<<40 {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil && sec > 0 && sec <= maxUnixTime {
 			c.Time = time.Unix(sec, 0).UTC()
 		}
 	}
 }
+
+// maxUnixTime is the last second of year 9999: a later `Aborted at` time
+// is junk, and a Crash holding it could not be written as JSON (RFC 3339
+// has four-digit years; FuzzPrefilter crasher 4238cb5e73b7b826).
+const maxUnixTime = 253402300799
 
 // signal handles the F1/F2 signal line; the reason text makes it F1.
 func (in *incident) signal(p *parser, m []string) {
