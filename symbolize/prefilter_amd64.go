@@ -20,15 +20,16 @@ func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 // xgetbv0 returns the XCR0 register (the register states the OS saves).
 func xgetbv0() (a, d uint32)
 
-// hasAVX2 says whether the CPU and the OS support AVX2 (read once).
+// hasAVX2 says whether the CPU and the OS support AVX2 (and POPCNT, which
+// every AVX2 CPU has; junkScanAVX2 uses it), read once.
 var hasAVX2 = func() bool {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
 		return false
 	}
 	_, _, c1, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if c1&osxsave == 0 || c1&avx == 0 {
+	const popcnt, osxsave, avx = 1 << 23, 1 << 27, 1 << 28
+	if c1&popcnt == 0 || c1&osxsave == 0 || c1&avx == 0 {
 		return false
 	}
 	if xcr0, _ := xgetbv0(); xcr0&6 != 6 { // XMM and YMM state
@@ -37,3 +38,11 @@ var hasAVX2 = func() bool {
 	_, b7, _, _ := cpuid(7, 0)
 	return b7&(1<<5) != 0
 }()
+
+// junkScanAVX2 is junkScan over the 32-byte blocks of b while a block and
+// three bytes fit (junkscan.go), adding to st (nl and nul -1, the rest 0
+// when called); it stops after the block holding the first newline (st.nl
+// set) and returns the offset of the first byte it did not look at.
+//
+//go:noescape
+func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int

@@ -147,3 +147,132 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL AX, a+0(FP)
 	MOVL DX, d+4(FP)
 	RET
+
+// Offsets in junkConstTable (junkscan.go).
+#define J_NL 0
+#define J_CTLMAX 32
+#define J_TAB 64
+#define J_CR 96
+#define J_FF 128
+#define J_ESC 160
+#define J_DEL 192
+#define J_STAR 224
+#define J_BLANK 256
+
+// func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int
+TEXT ·junkScanAVX2(SB), NOSPLIT, $0-48
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), BX
+	MOVQ c+24(FP), DI
+	MOVQ st+32(FP), R13
+	XORQ AX, AX   // offset of the block
+	XORQ R8, R8   // weighing bytes
+	MOVQ $-1, R9  // first NUL
+	XORQ R10, R10 // star starts
+	XORQ R11, R11 // hole bits
+	XORQ R12, R12 // NUL mask of the block before
+
+jloop:
+	LEAQ 35(AX), DX
+	CMPQ DX, BX
+	JHI  jend
+	VMOVDQU (SI)(AX*1), Y0
+
+	// newline: CX = mask of the positions before it (all when none)
+	VPCMPEQB J_NL(DI), Y0, Y1
+	VPMOVMSKB Y1, CX
+	TESTL CX, CX
+	JNZ   jnl
+	MOVL  $-1, CX
+	JMP   jmasked
+jnl:
+	BSFL  CX, DX
+	LEAQ  (AX)(DX*1), R14
+	MOVQ  R14, 0(R13) // st.nl
+	MOVL  DX, CX
+	MOVL  $1, R14
+	SHLL  CX, R14
+	DECL  R14         // (1<<nl)-1; nl < 32
+	MOVL  R14, CX
+jmasked:
+
+	// weighing bytes: c <= 0x1f but tab, newline, CR, FF, ESC; or 0x7f
+	VPMINUB  J_CTLMAX(DI), Y0, Y2
+	VPCMPEQB Y2, Y0, Y2
+	VPCMPEQB J_TAB(DI), Y0, Y3
+	VPOR     Y1, Y3, Y3
+	VPCMPEQB J_CR(DI), Y0, Y4
+	VPOR     Y4, Y3, Y3
+	VPCMPEQB J_FF(DI), Y0, Y4
+	VPOR     Y4, Y3, Y3
+	VPCMPEQB J_ESC(DI), Y0, Y4
+	VPOR     Y4, Y3, Y3
+	VPANDN   Y2, Y3, Y2
+	VPCMPEQB J_DEL(DI), Y0, Y4
+	VPOR     Y4, Y2, Y2
+	VPMOVMSKB Y2, R14
+	ANDL     CX, R14
+	POPCNTL  R14, R14
+	ADDQ     R14, R8
+
+	// `*** ` starts
+	VMOVDQU  1(SI)(AX*1), Y5
+	VMOVDQU  2(SI)(AX*1), Y6
+	VMOVDQU  3(SI)(AX*1), Y7
+	VPCMPEQB J_STAR(DI), Y0, Y2
+	VPCMPEQB J_STAR(DI), Y5, Y3
+	VPAND    Y3, Y2, Y2
+	VPCMPEQB J_STAR(DI), Y6, Y3
+	VPAND    Y3, Y2, Y2
+	VPCMPEQB J_BLANK(DI), Y7, Y3
+	VPAND    Y3, Y2, Y2
+	VPMOVMSKB Y2, R14
+	ANDL     CX, R14
+	ORQ      R14, R10
+
+	// NULs: the first one, and runs of 8 across this block and the one
+	// before (bit p of w&w>>1&…&w>>7 is a run from p)
+	VPXOR     Y3, Y3, Y3
+	VPCMPEQB  Y3, Y0, Y3
+	VPMOVMSKB Y3, DX
+	ANDL      CX, DX
+	TESTL     DX, DX
+	JZ        jnonul
+	CMPQ      R9, $0
+	JGE       jnonul
+	BSFL      DX, R14
+	LEAQ      (AX)(R14*1), R9
+jnonul:
+	MOVQ DX, R14
+	SHLQ $32, R14
+	ORQ  R12, R14
+	MOVQ DX, R12
+	MOVQ R14, DX
+	SHRQ $1, DX
+	ANDQ DX, R14
+	MOVQ R14, DX
+	SHRQ $2, DX
+	ANDQ DX, R14
+	MOVQ R14, DX
+	SHRQ $4, DX
+	ANDQ DX, R14
+	ORQ  R14, R11
+
+	ADDQ $32, AX
+	CMPL CX, $-1
+	JEQ  jloop
+
+jend:
+	VZEROUPPER
+	MOVQ R9, 8(R13)  // st.nul
+	MOVQ R8, 16(R13) // st.ctl
+	XORQ DX, DX
+	TESTQ R11, R11
+	SETNE DL
+	MOVQ DX, 24(R13) // st.hole
+	XORQ DX, DX
+	TESTQ R10, R10
+	SETNE DL
+	MOVQ DX, 32(R13) // st.star
+	MOVQ AX, ret+40(FP)
+	RET

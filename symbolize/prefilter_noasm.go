@@ -8,3 +8,6 @@ func pairScanAll(s string, t *pairTables, out *[pairOut]uint64) (n, next int) { 
 
 // hasAVX2 is false: there is no vector filter on this platform.
 const hasAVX2 = false
+
+// junkScanAVX2 is not called without AVX2 (hasAVX2 is false).
+func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int { return 0 }

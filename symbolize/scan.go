@@ -592,9 +592,11 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		rl, prefixed = rl || rl2, true
 	}
 	idle := p.cur == nil && !truncated
-	// hits are the prefilter's anchors in text, while scanned.
+	// hits are the prefilter's anchors in text, while scanned. same: text
+	// is the previous line but for its digits; differs: the two were
+	// compared and are not (learnPrefix need not compare them again).
 	var hits scanHits
-	scanned, same := false, false
+	scanned, same, differs := false, false, false
 	if idle {
 		// Idle fast path: look at the line through a temporary view and
 		// copy it only when it may start an incident.
@@ -621,10 +623,13 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 	if p.cur == nil && len(text) > 0 {
 		view := unsafe.String(&text[0], len(text))
 		bin := false
+		if p.pf != nil && idle && !stripped {
+			same, differs = p.pfx.sameAsPrevCmp(text, p.lineNo)
+		}
 		switch {
 		case p.pf == nil:
 			bin = isBinary(view)
-		case idle && !stripped && p.pfx.sameAsPrev(text, p.lineNo):
+		case same:
 			// Equal to the line before but for its digits: the same
 			// anchors (they have no digits), and nothing to learn.
 			hits, scanned, same = p.pfx.prevHits, true, true
@@ -671,7 +676,7 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 			if same && !stripped {
 				p.pfx.keep(text, p.lineNo, true)
 			} else {
-				learned = p.pfx.learn(text, p.lineNo, true)
+				learned = p.pfx.learnCmp(text, p.lineNo, true, differs)
 			}
 			if learned == 0 && scanned {
 				p.pfx.prevHits, p.pfx.prevScanned = hits, true
@@ -813,7 +818,7 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 	case kStart, kBanner:
 		return false
 	case kOther:
-		if t := trimBlanks(view); p.pf != nil && (t == "" || strings.IndexByte(headerlessStartBytes, t[0]) < 0) {
+		if t := trimBlanks(view); p.pf != nil && (t == "" || !headerlessStart[t[0]]) {
 			return true
 		}
 	}
@@ -828,6 +833,15 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 // TestPrefilterEquivalence) fail when startsIncident learns a start this
 // list lacks.
 const headerlessStartBytes = "0123456789@#"
+
+// headerlessStart marks the bytes of headerlessStartBytes (a lookup per
+// idle line instead of a search).
+var headerlessStart = func() (t [256]bool) {
+	for i := 0; i < len(headerlessStartBytes); i++ {
+		t[headerlessStartBytes[i]] = true
+	}
+	return t
+}()
 
 // isJunk says whether a line that is not text (isBinary) is skipped
 // between incidents — no recognizer is run on it and it teaches no prefix
