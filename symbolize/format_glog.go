@@ -74,3 +74,18 @@ func (in *incident) keepCauseStack(best *stack) *stack {
 	}
 	return best
 }
+
+// glogContent reports whether the text before the dump header at k on a
+// line is a glog FATAL line whose dump was collapsed onto the same line
+// (`F0924 15:34:25.221317 1398… file.h:172] Check failed: … *** Aborted at
+// … *** PC: @ … *** SIGABRT … @ 0x… f …`): content to split, not a paste
+// prefix. A StarRocks ≥ 3.x check failure prints no `*** Check failure
+// stack trace: ***` marker before its preamble, so nothing else before the
+// header marks the line as collapsed; the dump after it must hold a second
+// marker (a frame, the signal line), as splitCollapsed needs.
+func glogContent(line string, k int) bool {
+	if sev, _, _, ok := glogLine(trimBlanks(line[:k])); !ok || sev != 'F' {
+		return false
+	}
+	return len(collapsedMarker.FindAllStringIndex(line[k:], 2)) >= 2
+}

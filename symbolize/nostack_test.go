@@ -39,6 +39,9 @@ var noStackCases = []noStackCase{
 	// StarRocks check failure whose failure function purges jemalloc
 	// before abort(), no `*** Check failure stack trace: ***` line.
 	{file: "sr-check-jemalloc-purge-then-f2.txt", incidents: 1, kind: KindCheck, signal: "SIGABRT", frames: 16, frame: "starrocks::ColumnHelper::create_column", threads: 1},
+	// The same collapsed onto one line: the FATAL text before `*** Aborted
+	// at` is content, not a paste prefix (format_glog.go glogContent).
+	{file: "sr-check-one-line-no-marker.txt", incidents: 1, kind: KindCheck, signal: "SIGABRT", frames: 16, frame: "starrocks::ColumnHelper::create_column", threads: 1, note: "collapsed dump lines"},
 	// Paste damage.
 	{file: "line-numbered-glog-dump.txt", incidents: 1, kind: KindSignal, signal: "SIGSEGV", frames: 11, frame: "doris::OlapScanner::prepare", threads: 1, note: "removed paste prefixes"},
 	{file: "markdown-link-prefix-boost.txt", incidents: 1, kind: KindSignal, signal: "SIGSEGV", frames: 10, frame: "doris::vectorized::NewOlapScanner::prepare", threads: 1, note: "removed paste prefixes"},

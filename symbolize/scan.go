@@ -654,7 +654,7 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		// A dump header after other text: that text is a prefix, whatever
 		// its length.
 		view := unsafe.String(&text[0], len(text))
-		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) {
+		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) && !glogContent(view, k) {
 			text, prefixed, stripped = text[k:], true, true
 			scanned = false
 			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
