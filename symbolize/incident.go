@@ -1306,6 +1306,10 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			}
 		}
 	}
+	// A Doris exception's stack trace in its what() (format_terminate.go).
+	if k == kOther && in.exceptionTraceLine(p, ln) {
+		return true
+	}
 	// Message continuation (multi-line FATAL text or what()).
 	if in.msgOpen && (k == kOther) && (in.sec == secCheck || in.sec == secCause) && in.cur == nil || in.msgOpen && k == kOther && in.sec == secCheck && len(in.cur.th.Frames) == 0 {
 		if len(in.c.Message) < 4096 {

@@ -36,6 +36,10 @@ var noStackCases = []noStackCase{
 	// F4 with a doris::Exception's stack (F7.6 c) and the F1 abort dump
 	// cut after the terminate handler: one incident, the exception's stack.
 	{file: "terminate-exception-stack-then-f1.txt", incidents: 1, kind: KindTerminate, signal: "SIGABRT", frames: 8, frame: "doris::segment_v2::BinaryDictPageDecoder::read_by_rowids", threads: 1, note: "kept the exception's stack"},
+	// The same with the older trace shapes of F7.6 (a) (Doris 2.0, an
+	// unsymbolized `? @ 0x…` frame) and (b) (2023, tab, file:line, object).
+	{file: "terminate-exception-stack-2.0-shape.txt", incidents: 1, kind: KindTerminate, signal: "SIGABRT", frames: 8, frame: "doris::segment_v2::SegmentIterator::_convert_dict_code_for_predicate_if_necessary_impl", threads: 1, note: "kept the exception's stack"},
+	{file: "terminate-exception-stack-2023-shape.txt", incidents: 1, kind: KindTerminate, signal: "SIGABRT", frames: 5, frame: "doris::segment_v2::BinaryDictPageDecoder::read_by_rowids", threads: 1, note: "kept the exception's stack"},
 	// StarRocks check failure whose failure function purges jemalloc
 	// before abort(), no `*** Check failure stack trace: ***` line.
 	{file: "sr-check-jemalloc-purge-then-f2.txt", incidents: 1, kind: KindCheck, signal: "SIGABRT", frames: 16, frame: "starrocks::ColumnHelper::create_column", threads: 1},
@@ -57,6 +61,25 @@ var noStackCases = []noStackCase{
 	{file: "shell-core-dumped-alone.txt", incidents: 1, kind: KindSignal, signal: "SIGSEGV", frames: -1, corrupted: "no stack was printed"},
 	// After a dump, the shell's line is that dump's context, not a second crash.
 	{file: "shell-after-dump.txt", incidents: 1, kind: KindSignal, signal: "SIGSEGV", frames: 10, frame: "doris::vectorized::NewOlapScanner::prepare", threads: 1},
+}
+
+// TestExceptionTraceOffsets: the F7.6 (a)/(b) address is the frame's
+// object-relative offset, not a PC.
+func TestExceptionTraceOffsets(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "paste", "terminate-exception-stack-2.0-shape.txt"))
+	require.NoError(t, err)
+	cs, err := ParseAll(context.Background(), strings.NewReader(string(b)), ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	require.NotEmpty(t, cs[0].Threads)
+	fr := cs[0].Threads[0].Frames
+	require.Len(t, fr, 8)
+	assert.Equal(t, Addr(0xc6f7081), fr[4].Offset)
+	assert.True(t, fr[4].HasOffset)
+	assert.Zero(t, fr[4].PC)
+	assert.Empty(t, fr[4].Function, "`?` is no name")
+	assert.Equal(t, "/opt/doris/be/lib/doris_be", fr[4].Module)
+	assert.Equal(t, 1765, fr[3].Line)
 }
 
 func TestNoStackClasses(t *testing.T) {
