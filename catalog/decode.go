@@ -680,6 +680,18 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 			k.MechanismNames = text(v, f)
 		case "toolchain_paths":
 			k.ToolchainPaths = text(v, f)
+		case "idle_waits", "idle_frames":
+			globs := text(v, f)
+			for i, g := range globs {
+				if _, err := compileGlob(g); err != nil && g != "" {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
+				}
+			}
+			if key == "idle_waits" {
+				k.IdleWaits = globs
+			} else {
+				k.IdleFrames = globs
+			}
 		case "product_namespaces":
 			k.ProductNamespaces = d.strs(v, f)
 			for i, ns := range k.ProductNamespaces {
@@ -688,7 +700,7 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 				}
 			}
 		default:
-			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces, toolchain_paths)", key)
+			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces, toolchain_paths, idle_waits, idle_frames)", key)
 		}
 	})
 	return k

@@ -199,6 +199,12 @@ type StackKnowledge struct {
 	// library, libc and the toolchain (`/include/`, `./nptl/`): such a path
 	// says nothing about the work, so it is not matched against file globs.
 	ToolchainPaths []string `json:"toolchain_paths,omitempty"`
+	// IdleWaits and IdleFrames recognize the idle threads of a thread dump
+	// (threads.go, idleOf): globs on normalized frame names of the blocking
+	// primitives and work-queue takes a waiting thread sits in, and of the
+	// pool and daemon loops that wait for work below them.
+	IdleWaits  []string `json:"idle_waits,omitempty"`
+	IdleFrames []string `json:"idle_frames,omitempty"`
 }
 
 // stackTable is the compiled union of StackKnowledge sections.
@@ -207,6 +213,7 @@ type stackTable struct {
 	names   map[string]bool
 	ns      []string // "doris::"
 	mangled []string // "5doris"
+	idle    idleTable
 }
 
 // stackOf returns the files' stack sections.
@@ -227,7 +234,11 @@ func newStackTable(ks ...StackKnowledge) *stackTable {
 		t.know.MechanismNames = append(t.know.MechanismNames, k.MechanismNames...)
 		t.know.ProductNamespaces = append(t.know.ProductNamespaces, k.ProductNamespaces...)
 		t.know.ToolchainPaths = append(t.know.ToolchainPaths, k.ToolchainPaths...)
+		t.know.IdleWaits = append(t.know.IdleWaits, k.IdleWaits...)
+		t.know.IdleFrames = append(t.know.IdleFrames, k.IdleFrames...)
 	}
+	t.know.IdleWaits, t.know.IdleFrames = dedupe(t.know.IdleWaits), dedupe(t.know.IdleFrames)
+	t.idle = compileIdle(t.know)
 	t.know.ToolchainPaths = dedupe(t.know.ToolchainPaths)
 	t.know.MechanismMarks = dedupe(t.know.MechanismMarks)
 	t.know.MechanismNames = dedupe(t.know.MechanismNames)
@@ -251,6 +262,8 @@ func (c *Catalog) Stack() StackKnowledge {
 		MechanismNames:    append([]string(nil), k.MechanismNames...),
 		ProductNamespaces: append([]string(nil), k.ProductNamespaces...),
 		ToolchainPaths:    append([]string(nil), k.ToolchainPaths...),
+		IdleWaits:         append([]string(nil), k.IdleWaits...),
+		IdleFrames:        append([]string(nil), k.IdleFrames...),
 	}
 }
 
