@@ -96,6 +96,9 @@ func TestIdleOf(t *testing.T) {
 		{"scan", stScan, false, 0},
 		{"transfer", stTransfer, false, 2},
 		{"daemon-busy", stBusyDaemon, false, 0},
+		// FragmentMgr's cancel worker sleeps on its stop latch between rounds; busy, it is the query's
+		{"fragment-mgr-sleeping", []string{"pthread_cond_timedwait@@GLIBC_2.3.2", "doris::CountDownLatch::wait_for(std::chrono::duration<long, std::ratio<1l, 1l> > const&)", "doris::FragmentMgr::cancel_worker()", "doris::Thread::supervise_thread(void*)"}, true, 2},
+		{"fragment-mgr-busy", []string{"__lll_lock_wait", "pthread_mutex_lock", "doris::FragmentMgr::cancel_worker()", "doris::Thread::supervise_thread(void*)"}, false, 0},
 		{"frame-pointer-unwind", []string{"doris::ThreadPool::dispatch_thread()", "doris::Thread::supervise_thread(void*)"}, true, 0},
 		{"only-waits", []string{"pthread_cond_wait@@GLIBC_2.3.2", ""}, false, -1},
 		{"jvm-pool", []string{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.parkNanos", "java.util.concurrent.ThreadPoolExecutor.getTask", "java.util.concurrent.ThreadPoolExecutor.runWorker"}, true, 2},
