@@ -567,7 +567,7 @@ func skipNUL(b []byte) int {
 			return i + bits.TrailingZeros64(x)>>3
 		}
 		i += 8
-		if i%len(zeroBlock) == 0 {
+		if i == 8 || i%len(zeroBlock) == 0 {
 			for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
 				i += len(zeroBlock)
 			}
