@@ -269,32 +269,55 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 	return err
 }
 
-// squeezed reads r, from offset at in the input, through a holeSqueezer
-// and tracks where the lines it passes on are in the input.
+// squeezed reads a section of the input, from offset at, through a
+// holeSqueezer and tracks where the lines it passes on are in the input.
+// Bytes without a NUL bypass the squeezer (which passes them on as they
+// are); a read that meets a NUL stops before it, and the NULs go through
+// the squeezer in pieces of squeezePiece, so that only the lines of such
+// a piece lose their offset (squeezed.offset), and a chunk without holes
+// is read in the reader's own large reads.
 type squeezed struct {
-	raw     countingReader
-	sq      holeSqueezer
+	sec     *io.SectionReader
+	raw     countingReader // sec, counted
+	sq      holeSqueezer   // over raw
 	at      int64
 	out     int64 // bytes passed on
 	removed int64 // NULs the squeezer removed
 	clean   int64 // out after the last Read that removed NULs
 }
 
-// squeezePiece bounds one Read of a squeezed reader.
-const squeezePiece = 32 << 10
+// squeezePiece bounds one Read through the squeezer.
+const squeezePiece = 4 << 10
 
-func newSqueezed(r io.Reader, at int64) *squeezed {
-	z := &squeezed{raw: countingReader{r: r}, at: at}
+func newSqueezed(sec *io.SectionReader, at int64) *squeezed {
+	z := &squeezed{sec: sec, raw: countingReader{r: sec}, at: at}
 	z.sq.r = &z.raw
 	return z
 }
 
 func (z *squeezed) Read(p []byte) (int, error) {
-	// Reads of at most squeezePiece: a line is unknown only after NULs
-	// squeezed out of the same piece.
-	p = p[:min(len(p), squeezePiece)]
+	n, err := z.raw.Read(p)
+	if k := bytes.IndexByte(p[:n], 0); k != 0 {
+		if k > 0 {
+			// Up to the NUL now, the rest later.
+			if _, serr := z.sec.Seek(int64(k-n), io.SeekCurrent); serr != nil {
+				return 0, serr
+			}
+			z.raw.n -= int64(n - k)
+			n, err = k, nil
+		}
+		if n > 0 {
+			z.sq.run = 0 // what the squeezer does after a byte that is not NUL
+		}
+		z.out += int64(n)
+		return n, err
+	}
+	if _, serr := z.sec.Seek(int64(-n), io.SeekCurrent); serr != nil {
+		return 0, serr
+	}
+	z.raw.n -= int64(n)
 	before := z.raw.n
-	n, err := z.sq.Read(p)
+	n, err = z.sq.Read(p[:min(len(p), squeezePiece)])
 	z.out += int64(n)
 	if d := z.raw.n - before - int64(n); d > 0 {
 		z.removed += d
