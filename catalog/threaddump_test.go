@@ -286,3 +286,38 @@ func TestThreadDumpBounded(t *testing.T) {
 	assert.Contains(t, v.Evidence[0], fmt.Sprintf("busy without path evidence: %d", maxDumpGroups))
 	assert.Contains(t, v.Evidence[0], "not examined: 3")
 }
+
+// FuzzThreadDump: any text parsed and classified: a thread dump's path is
+// never high confidence, its first evidence line is the dump's, and the
+// verdict is deterministic.
+func FuzzThreadDump(f *testing.F) {
+	f.Add(dumpOf(repeat(2, stCompaction), repeat(3, stIdlePool), [][]string{stIdleMain}))
+	f.Add(dumpOf(repeat(2, stScan), [][]string{stTransfer, stBusyDaemon, stIdleDaemon, stIdleBrpc, stIdleTaskSched}))
+	f.Add("Thread 1 (Thread 0x7f (LWP 1)):\n#0  0x1 in pthread_cond_wait ()\n#1  0x2 in doris::ThreadPool::dispatch_thread() ()\n")
+	f.Add("\"main\" #1 prio=5 os_prio=0 tid=0x1 nid=0x2 waiting on condition\n   java.lang.Thread.State: TIMED_WAITING (sleeping)\n\tat java.lang.Thread.sleep(Native Method)\n\tat org.apache.doris.udf.Foo.evaluate(Foo.java:42)\n")
+	c, err := Default()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cs, err := symbolize.ParseAll(context.Background(), strings.NewReader(text), symbolize.ScanOptions{Source: "f"})
+		if err != nil {
+			return
+		}
+		for _, cr := range cs {
+			sig := signature.Generate(cr)
+			v := c.Classify(cr, sig)
+			require.Equal(t, v, c.Classify(cr, sig), "deterministic")
+			if cr.Kind != symbolize.KindThreadDump {
+				continue
+			}
+			require.NotEmpty(t, v.Evidence)
+			if v.Defect == nil {
+				assert.NotEqual(t, ConfidenceHigh, v.PathConfidence)
+				assert.Contains(t, v.Evidence[0], "thread dump: ")
+				p, _ := c.PathOf(cr)
+				assert.Equal(t, v.Path, p)
+			}
+		}
+	})
+}
