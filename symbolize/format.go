@@ -143,7 +143,7 @@ func (rs *ruleSet) match(text, trimmed string, tryContains bool) (*lineRule, []s
 }
 
 // allRules is the union of the per-family tables (format_*.go).
-var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules)
+var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules, lifecycleRules)
 
 // glogLine recognizes the glog prefix of §1.3 without a regular expression:
 // severity, MMDD or YYYYMMDD, time, optional zone, thread id, file:line].

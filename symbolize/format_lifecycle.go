@@ -17,8 +17,30 @@ import "strings"
 //     `got signal: Terminated from pid: N, is going to exit`.
 //   - Doris main (be/src/service/doris_main.cpp): `Doris main exiting.` when
 //     k_doris_exit is set, then `Doris main exited.` (quick exit) or the
-//     servers' `… stopped` lines and `All service stopped, doris main exited.`
+//     servers' `… stopped` lines and `All service stopped, doris main exited.`;
+//     at start, `Doris backend JNI is initialized.` (before the storage
+//     engine and the services start, with enable_java_support).
+//
+// Restart markers are kept the same way (lifecycleRules): they say that a
+// new process wrote what follows, so that an exit line of an earlier run
+// is no longer the last lifecycle line before a crash of the next one
+// (followed or concatenated be.INFO files). They are no evidence of a path:
+// no rule of catalog/data/paths.yaml matches them. be.out's `start time:`
+// (F0.start, kStart) resets all context events instead.
 const EventLifecycleLog = "lifecycle-log"
+
+// lifecycleRules are the restart markers that are not glog messages: glog
+// opens every log file it creates with a header whose first line is
+// `Log file created at: yyyy/mm/dd hh:mm:ss` (glog logging.cc,
+// LogFileObject::CreateLogfile; then `Running on machine: …` and `Log line
+// format: …`). A new process always creates a new be.INFO file (named by
+// time and pid); glog also creates one when the file reaches max_log_size,
+// which then ends an exit context of the same run (a rotation during the
+// seconds of a shutdown).
+var lifecycleRules = []lineRule{
+	{id: "F0.glog_file", kind: kLifecycleLog, prefix: "Log file created at: ",
+		re: mustCompile(`^Log file created at: \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}`)},
+}
 
 // lifecycleMsgs are the glog messages kept, by the start of the message
 // (prefix) and a part it must contain.
@@ -29,6 +51,7 @@ var lifecycleMsgs = []struct{ prefix, contains string }{
 	{"BE exited successfully", ""}, {"CN exited successfully", ""},
 	{"got signal: ", "is going to exit"},
 	{"Doris main exit", ""},
+	{"Doris backend JNI is initialized", ""},
 	{"All service stopped, doris main exited", ""},
 }
 
