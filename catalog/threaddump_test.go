@@ -33,6 +33,24 @@ var (
 	stBusyDaemon = []string{"__lll_lock_wait", "pthread_mutex_lock", "doris::Daemon::memory_gc_thread()", "doris::Thread::supervise_thread(void*)", "start_thread", "clone"}
 )
 
+var (
+	stJVMVMThread  = []string{"pthread_cond_timedwait@@GLIBC_2.3.2", "os::PlatformMonitor::wait(long)", "Monitor::wait_without_safepoint_check(long)", "VMThread::wait_for_operation()", "VMThread::loop()", "VMThread::run()", "Thread::call_run()", "thread_native_entry(Thread*)", "start_thread", "clone"}
+	stKafkaBroker  = []string{"poll", "rd_kafka_transport_poll", "rd_kafka_transport_io_serve", "rd_kafka_broker_ops_io_serve", "rd_kafka_broker_consumer_serve", "rd_kafka_broker_serve", "rd_kafka_broker_thread_main", "_thrd_wrapper_function", "start_thread", "clone"}
+	stKafkaConsume = []string{"pthread_cond_timedwait@@GLIBC_2.3.2", "cnd_timedwait", "rd_kafka_q_pop_serve", "rd_kafka_consumer_poll", "RdKafka::KafkaConsumerImpl::consume(int)", "doris::KafkaDataConsumer::group_consume(doris::BlockingQueue<RdKafka::Message*>*, long)", "doris::ThreadPool::dispatch_thread()", "start_thread", "clone"}
+)
+
+// TestThreadDumpEmbeddedLibraries: the JVM's and librdkafka's own waiting
+// threads are idle; a routine-load consumer polling Kafka is load work.
+func TestThreadDumpEmbeddedLibraries(t *testing.T) {
+	v, _ := classifyDump(t, dumpOf(repeat(3, stJVMVMThread), repeat(2, stKafkaBroker), repeat(4, stIdlePool)))
+	assert.Equal(t, PathUnknown, v.Path)
+	assert.Contains(t, v.Evidence[0], "idle: 9 (doris::ThreadPool::dispatch_thread×4, VMThread::wait_for_operation×3, rd_kafka_broker_consumer_serve×2)")
+	v, _ = classifyDump(t, dumpOf(repeat(3, stJVMVMThread), repeat(2, stKafkaBroker), repeat(2, stKafkaConsume), repeat(4, stIdlePool)))
+	assert.Equal(t, PathLoad, v.Path)
+	assert.Equal(t, ConfidenceMedium, v.PathConfidence)
+	assert.Contains(t, v.Evidence[0], "2 of 11 threads busy: 2 load (")
+}
+
 // pstackDump writes threads as a pstack / gdb `thread apply all bt` text.
 func pstackDump(threads ...[]string) string {
 	var b strings.Builder
@@ -96,6 +114,10 @@ func TestIdleOf(t *testing.T) {
 		{"scan", stScan, false, 0},
 		{"transfer", stTransfer, false, 2},
 		{"daemon-busy", stBusyDaemon, false, 0},
+		// the embedded JVM's VM thread waiting for an operation (gdb of doris_be)
+		{"jvm-vm-thread", stJVMVMThread, true, 3},
+		{"kafka-broker-thread", stKafkaBroker, true, 4},
+		{"kafka-consumer-poll", stKafkaConsume, false, 3},
 		// FragmentMgr's cancel worker sleeps on its stop latch between rounds; busy, it is the query's
 		{"fragment-mgr-sleeping", []string{"pthread_cond_timedwait@@GLIBC_2.3.2", "doris::CountDownLatch::wait_for(std::chrono::duration<long, std::ratio<1l, 1l> > const&)", "doris::FragmentMgr::cancel_worker()", "doris::Thread::supervise_thread(void*)"}, true, 2},
 		{"fragment-mgr-busy", []string{"__lll_lock_wait", "pthread_mutex_lock", "doris::FragmentMgr::cancel_worker()", "doris::Thread::supervise_thread(void*)"}, false, 0},
