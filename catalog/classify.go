@@ -149,10 +149,10 @@ func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature
 	v := Verdict{CatalogRevision: c.revision, SignatureAlgorithm: sig.Algorithm, Status: StatusNoKnownDefect}
 	sv := c.view(crash, frames, sig)
 	defer c.releaseView(sv)
-	if !pathByKind(&v, crash) {
+	groups := threadGroups(crash, sig)
+	if !c.pathByKind(&v, crash, groups) {
 		c.decidePath(&v, crash, sv)
 	}
-	groups := threadGroups(crash, sig)
 	c.decideDefect(&v, crash, sig, sv, groups)
 	c.pathFromDefect(&v, crash)
 	return v

@@ -334,6 +334,12 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "file_line %q: want hive or load", q)
 				}
 			}
+		case "freed_by":
+			r.FreedBy = d.globs(v, f)
+		case "log_context":
+			r.LogContext = d.globs(v, f)
+		case "sanitizer_bug":
+			r.SanitizerBug = d.globs(v, f)
 		case "weight":
 			r.Weight = d.float(v, f)
 			if r.Weight <= 0 || r.Weight > 1 {
@@ -362,7 +368,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, freed_by, log_context, sanitizer_bug, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -674,6 +680,18 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 			k.MechanismNames = text(v, f)
 		case "toolchain_paths":
 			k.ToolchainPaths = text(v, f)
+		case "idle_waits", "idle_frames":
+			globs := text(v, f)
+			for i, g := range globs {
+				if _, err := compileGlob(g); err != nil && g != "" {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
+				}
+			}
+			if key == "idle_waits" {
+				k.IdleWaits = globs
+			} else {
+				k.IdleFrames = globs
+			}
 		case "product_namespaces":
 			k.ProductNamespaces = d.strs(v, f)
 			for i, ns := range k.ProductNamespaces {
@@ -682,7 +700,7 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 				}
 			}
 		default:
-			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces, toolchain_paths)", key)
+			d.errf(kn, f, ErrUnknownField, "unknown field %q (want mechanism_marks, mechanism_names, product_namespaces, toolchain_paths, idle_waits, idle_frames)", key)
 		}
 	})
 	return k

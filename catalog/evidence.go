@@ -35,19 +35,30 @@ const (
 	srcType                         // a product name inside the raw name's template arguments
 	srcFile                         // the frame's source path
 	srcModule                       // the frame's module
+	// Context sources (context.go): a universal rule ("*") whose context
+	// condition held takes its evidence kind from it.
+	srcFreedBy    // a frame of a sanitizer report's freed-by stack
+	srcLogContext // the last lifecycle log line before the incident
 )
 
 // Evidence weights per source: how strongly a match says "this frame is
 // that subsystem's work". A rule's Weight (default 1) multiplies them. The
 // product decides the path confidence: >= 0.85 high, >= 0.5 medium, else low.
 const (
-	weightName    = 1.0
-	weightOwner   = 0.9
-	weightType    = 0.8
-	weightFile    = 0.7
-	weightModule  = 0.5
-	weightQueryID = 0.3
-	weightThread  = 0.2
+	weightName   = 1.0
+	weightOwner  = 0.9
+	weightType   = 0.8
+	weightFile   = 0.7
+	weightModule = 0.5
+	// weightFreedBy: a freed-by stack under process teardown says the
+	// memory was freed by the exit, not which thread's work the access was.
+	weightFreedBy = 0.9
+	// weightLogContext: a lifecycle line printed before the incident says
+	// the process was starting or stopping when it crashed; the incident may
+	// come long after the line when the log between was not pasted.
+	weightLogContext = 0.8
+	weightQueryID    = 0.3
+	weightThread     = 0.2
 
 	highAt   = 0.85
 	mediumAt = 0.5
@@ -63,6 +74,10 @@ func (s evidenceSource) weight() float64 {
 		return weightType
 	case srcFile:
 		return weightFile
+	case srcFreedBy:
+		return weightFreedBy
+	case srcLogContext:
+		return weightLogContext
 	}
 	return weightModule
 }
@@ -77,6 +92,10 @@ func (s evidenceSource) String() string {
 		return "template type"
 	case srcFile:
 		return "source path"
+	case srcFreedBy:
+		return "freed-by frame"
+	case srcLogContext:
+		return "log line"
 	}
 	return "module"
 }
@@ -180,6 +199,12 @@ type StackKnowledge struct {
 	// library, libc and the toolchain (`/include/`, `./nptl/`): such a path
 	// says nothing about the work, so it is not matched against file globs.
 	ToolchainPaths []string `json:"toolchain_paths,omitempty"`
+	// IdleWaits and IdleFrames recognize the idle threads of a thread dump
+	// (threads.go, idleOf): globs on normalized frame names of the blocking
+	// primitives and work-queue takes a waiting thread sits in, and of the
+	// pool and daemon loops that wait for work below them.
+	IdleWaits  []string `json:"idle_waits,omitempty"`
+	IdleFrames []string `json:"idle_frames,omitempty"`
 }
 
 // stackTable is the compiled union of StackKnowledge sections.
@@ -188,6 +213,7 @@ type stackTable struct {
 	names   map[string]bool
 	ns      []string // "doris::"
 	mangled []string // "5doris"
+	idle    idleTable
 }
 
 // stackOf returns the files' stack sections.
@@ -208,7 +234,11 @@ func newStackTable(ks ...StackKnowledge) *stackTable {
 		t.know.MechanismNames = append(t.know.MechanismNames, k.MechanismNames...)
 		t.know.ProductNamespaces = append(t.know.ProductNamespaces, k.ProductNamespaces...)
 		t.know.ToolchainPaths = append(t.know.ToolchainPaths, k.ToolchainPaths...)
+		t.know.IdleWaits = append(t.know.IdleWaits, k.IdleWaits...)
+		t.know.IdleFrames = append(t.know.IdleFrames, k.IdleFrames...)
 	}
+	t.know.IdleWaits, t.know.IdleFrames = dedupe(t.know.IdleWaits), dedupe(t.know.IdleFrames)
+	t.idle = compileIdle(t.know)
 	t.know.ToolchainPaths = dedupe(t.know.ToolchainPaths)
 	t.know.MechanismMarks = dedupe(t.know.MechanismMarks)
 	t.know.MechanismNames = dedupe(t.know.MechanismNames)
@@ -232,6 +262,8 @@ func (c *Catalog) Stack() StackKnowledge {
 		MechanismNames:    append([]string(nil), k.MechanismNames...),
 		ProductNamespaces: append([]string(nil), k.ProductNamespaces...),
 		ToolchainPaths:    append([]string(nil), k.ToolchainPaths...),
+		IdleWaits:         append([]string(nil), k.IdleWaits...),
+		IdleFrames:        append([]string(nil), k.IdleFrames...),
 	}
 }
 

@@ -81,6 +81,21 @@ type PathRule struct {
 	// external-table scan) or `Load file path: …` (a load's file scan); see
 	// symbolize.EventHiveFile. A condition on any rule, like QueryID.
 	FileLine []string `json:"file_line,omitempty"`
+	// FreedBy are globs on the normalized frames of a sanitizer report's
+	// freed-by stacks (`freed by thread T1 here:`): the rule holds only when
+	// one of them matches (a use-after-free of memory that process teardown
+	// freed). A condition on any rule, like QueryID; with Frames ["*"] it is
+	// the rule's evidence (catalog/context.go; the paths.yaml header).
+	FreedBy []string `json:"freed_by,omitempty"`
+	// LogContext are globs on the last lifecycle log line before the incident
+	// in the same input (symbolize.EventLifecycleLog: `BE exit step 3: …`,
+	// `Doris main exiting.`): the rule holds only when it matches. A
+	// condition like FreedBy.
+	LogContext []string `json:"log_context,omitempty"`
+	// SanitizerBug are globs on the sanitizer's bug type
+	// (heap-use-after-free, …): the rule holds only for such a report. A
+	// condition like FreedBy.
+	SanitizerBug []string `json:"sanitizer_bug,omitempty"`
 	// Weight (default 1) multiplies the weight of the evidence kind that
 	// matched; the product is the verdict's path confidence (CATALOG.md).
 	Weight float64 `json:"weight,omitempty"`

@@ -18,6 +18,8 @@ type stackView struct {
 	// evidence found beside the names, for the "unknown" reason
 	nFiles, nModules, nTypes int
 	thread                   *symbolize.Thread
+	// crash is the incident the view is of (context evidence, context.go).
+	crash *symbolize.Crash
 	// start is the first frame after the crash mechanism (signal handler,
 	// abort, glog): path evidence is taken from there on.
 	start int
@@ -171,6 +173,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 		v = &stackView{}
 	}
 	v.frames = frames
+	v.crash = crash
 	var th []symbolize.Frame
 	if crash != nil {
 		if t := crashingThread(crash); t != nil {
@@ -312,6 +315,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 		frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers),
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
 		weight: r.Weight, namesOnly: r.NamesOnly,
+		freedBy: compileGlobs(r.FreedBy), logContext: compileGlobs(r.LogContext), sanBug: compileGlobs(r.SanitizerBug),
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
 		cr.weight = 1
@@ -371,6 +375,18 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
 	}
 	if len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 		return ruleHold{at: -1}
+	}
+	if cr.hasContext() {
+		if _, _, ok := cr.contextHolds(sv.crash); !ok {
+			return ruleHold{at: -1}
+		}
+	}
+	if g, ok := c.universalGlob[i]; ok {
+		for at := sv.start; at < len(sv.frames); at++ {
+			if sv.frames[at] != "" && c.callersHold(cr, sv, at) {
+				return ruleHold{at: at, h: hit{glob: g, frame: int32(at), src: srcName, text: -1}}
+			}
+		}
 	}
 	for _, h := range sv.hits {
 		if !sv.counts(h) {
@@ -500,14 +516,36 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			others = append(others, r.ID)
 		}
 	}
+	// A universal rule with context conditions (freed_by, log_context:
+	// context.go) takes its evidence kind and weight from the context.
+	var bestCtx ctxHold
 	for _, ri := range c.universal {
 		cr := &c.crules[ri]
 		if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 			continue
 		}
+		src := srcName
+		var ch ctxHold
+		if cr.hasContext() {
+			h, w, ok := cr.contextHolds(crash)
+			if !ok {
+				continue
+			}
+			ch = h
+			switch w {
+			case weightFreedBy:
+				src = srcFreedBy
+			case weightLogContext:
+				src = srcLogContext
+			}
+		}
 		for at := sv.start; at < len(sv.frames); at++ {
 			if sv.frames[at] != "" && c.callersHold(cr, sv, at) {
-				consider(ri, hit{glob: c.universalGlob[ri], frame: int32(at), src: srcName, text: -1})
+				prev := best
+				consider(ri, hit{glob: c.universalGlob[ri], frame: int32(at), src: src, text: -1})
+				if best == ri && prev != ri {
+					bestCtx = ch
+				}
 				break
 			}
 		}
@@ -528,6 +566,12 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
 				state[ri] = 2 // never holds
 				continue
+			}
+			if cr.hasContext() {
+				if _, _, ok := cr.contextHolds(crash); !ok {
+					state[ri] = 2
+					continue
+				}
 			}
 			if !cr.accepts(h) || !c.callersHold(cr, sv, int(h.frame)) {
 				continue
@@ -560,7 +604,16 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(" (")
 		b.WriteString(where(r.File, r.Line))
 		b.WriteString("): ")
-		if h.src != srcName {
+		if h.src == srcFreedBy || h.src == srcLogContext {
+			b.WriteString(h.src.String())
+			b.WriteByte(' ')
+			b.WriteString(strconv.Quote(bestCtx.text))
+			b.WriteString(" ~ ")
+			b.WriteString(strconv.Quote(bestCtx.glob))
+			b.WriteString(" in ")
+			b.WriteString(bestCtx.where)
+			b.WriteString("; crashing thread ")
+		} else if h.src != srcName {
 			b.WriteString(h.src.String())
 			b.WriteByte(' ')
 			b.WriteString(sv.hitText(h))

@@ -42,11 +42,15 @@ const (
 // others are declared above).
 const (
 	// StatusLikelyFixed: the crash's version is before the likely fix of its
-	// branch (fixed_likely: only the date the fix reached the branch, or
-	// the trunk before the branch was cut, is known). Advice: "likely fixed
-	// in 2.1.5 (the fix reached branch-2.1 on 2024-06-21)", or by lineage
+	// branch (fixed_likely: only the date the fix reached the branch, a
+	// pick's opening date, or the trunk's date before the branch was cut,
+	// is known). Advice: "likely fixed in 2.1.5 (the fix reached branch-2.1
+	// on 2024-06-21)", "likely fixed in 2.1.5 (a PR to branch-2.1 was
+	// opened on 2024-06-20; its merge date was not seen)", or by lineage
 	// "likely fixed in 4.0.0 (the fix reached master on 2025-02-13, before
-	// branch-4.0 was cut)" (see LikelyFix.Said).
+	// branch-4.0 was cut)" (see LikelyFix.Said). A version at or past a
+	// likely fix is should-already-be-fixed, except past a pick known only
+	// by its opening date: that is version-unknown.
 	StatusLikelyFixed Status = "likely-fixed"
 	// StatusFixedLater: the crash's version is affected, its branch has no
 	// known fix, and a later branch has one: upgrade across branches.
@@ -147,15 +151,17 @@ func statusFor(ver Version, d *Defect) (Status, string, string) {
 		}
 	}
 	if own != nil && cmpRelease(ver, own.ver) >= 0 {
-		if own.likely != nil && own.likely.Trunk != "" {
-			return StatusFixed,
-				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): %s is likely fixed in %s (%s), and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, own.ver, own.likely.Said(), ver),
-				fmt.Sprintf("status should-already-be-fixed: %s >= likely fix %s on branch %s (%s)", ver, own.ver, ver.Branch(), own.likely.Said())
+		if own.likely != nil && own.likely.PickOnly() {
+			// Only the pick's opening date is known: the release it first
+			// reached is an estimate, too weak to call this a regression.
+			return StatusVersionUnknown,
+				fmt.Sprintf("known defect %s: likely fixed in %s (%s), and this crash is from %s: whether %s carries the fix is not known, so no regression is claimed; if your build has the fix, this is a regression, an incomplete fix or a different bug with the same stack: report it with this log", d.ID, own.ver, own.likely.Said(), ver, own.ver),
+				fmt.Sprintf("status version-unknown: %s >= likely fix %s on branch %s, but only the pick's opening date is known (%s): should-already-be-fixed is not raised on it", ver, own.ver, ver.Branch(), own.likely.Said())
 		}
 		if own.likely != nil {
 			return StatusFixed,
-				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): the fix of %s reached %s on %s, before %s, and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, branchName(own.ver), own.likely.Date, own.ver, ver),
-				fmt.Sprintf("status should-already-be-fixed: %s >= likely fix %s on branch %s (fix reached the branch %s)", ver, own.ver, ver.Branch(), own.likely.Date)
+				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely): %s is likely fixed in %s (%s), and this crash is from %s: unless your build predates the fix, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, own.ver, own.likely.Said(), ver),
+				fmt.Sprintf("status should-already-be-fixed: %s >= likely fix %s on branch %s (%s)", ver, own.ver, ver.Branch(), own.likely.Said())
 		}
 		return StatusFixed,
 			fmt.Sprintf("SHOULD ALREADY BE FIXED: %s was fixed in %s and this crash is from %s: possible regression or incomplete fix (or a different bug with the same stack); report it with this log", d.ID, own.ver, ver),
@@ -226,13 +232,9 @@ func ownFix(d *Defect, ver Version, own fixOn, in *Range) (Status, string, strin
 		why = fmt.Sprintf("in range %q", in.Text)
 	}
 	if own.likely != nil {
-		said := "the fix reached the branch on " + own.likely.Date
-		if own.likely.Trunk != "" {
-			said = own.likely.Said()
-		}
 		return StatusLikelyFixed,
 			fmt.Sprintf("known defect %s: likely fixed in %s (%s): upgrade to %s or later", d.ID, own.ver, own.likely.Said(), own.ver),
-			fmt.Sprintf("status likely-fixed: %s %s; likely fix %s on branch %s (%s)", ver, why, own.ver, ver.Branch(), said)
+			fmt.Sprintf("status likely-fixed: %s %s; likely fix %s on branch %s (%s)", ver, why, own.ver, ver.Branch(), own.likely.Said())
 	}
 	if in == nil {
 		return StatusAffected,

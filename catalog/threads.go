@@ -61,3 +61,41 @@ func (c *Catalog) threadsHold(t *compiledThreads, groups []signature.Group) (str
 	}
 	return "", false
 }
+
+// idleTable is the compiled idle knowledge of a catalog's `stack:`
+// sections (idle_waits, idle_frames).
+type idleTable struct {
+	waits, loops []glob
+}
+
+// compileIdle compiles the idle globs; the decoder has refused bad ones,
+// so one that does not compile (a hand-built StackKnowledge) is skipped.
+func compileIdle(k StackKnowledge) idleTable {
+	var t idleTable
+	for _, s := range k.IdleWaits {
+		if g, err := compileGlob(s); err == nil {
+			t.waits = append(t.waits, g)
+		}
+	}
+	for _, s := range k.IdleFrames {
+		if g, err := compileGlob(s); err == nil {
+			t.loops = append(t.loops, g)
+		}
+	}
+	return t
+}
+
+// idleOf reads a thread's normalized frames (innermost first): the first
+// named frame that is not a blocking primitive or a work-queue take
+// (idle_waits) decides. The thread is idle when that frame is a pool or
+// daemon loop waiting for work (idle_frames); at is its index, or -1 when
+// every named frame is a wait (or there is none).
+func (t *idleTable) idleOf(frames []string) (idle bool, at int) {
+	for i, f := range frames {
+		if f == "" || f == "?" || anyGlob(t.waits, f) {
+			continue
+		}
+		return anyGlob(t.loops, f), i
+	}
+	return false, -1
+}

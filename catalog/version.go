@@ -341,10 +341,17 @@ func (r Range) String() string { return r.Text }
 
 // LikelyFix is one fixed_likely entry: Version is the first release of its
 // branch after Date. Nothing stronger is known: no release note or
-// maintainer names the version. Where the date applies is said by Trunk:
+// maintainer names the version. Where the date applies is said by Trunk
+// and PR:
 //
 //   - "2.1.5 (2024-06-21)": the day the fix reached the branch itself (a
-//     backport merged, a commit pushed); Trunk is "".
+//     backport's merge seen, a commit pushed); Trunk is "", PR is false.
+//   - "2.1.5 (branch PR 2024-06-20)": only the day a pick (backport) PR to
+//     the branch was opened is known; its merge date was not seen, so the
+//     release it first reached is an estimate (RESEARCH rule: a release
+//     frozen within a week of the opening is not claimed). Trunk is "", PR
+//     is true. Such an entry never raises should-already-be-fixed on its
+//     own: a version at or past it is answered version-unknown.
 //   - "4.0.0 (master 2025-02-13)": lineage. The fix reached the trunk
 //     (master, or main for StarRocks) on that day, before the branch was cut
 //     from it, so the branch's first release X.Y.0 carries it; Trunk is
@@ -352,43 +359,80 @@ func (r Range) String() string { return r.Text }
 //   - "4.0.0 (master PR 2025-02-11)": lineage, but only the trunk PR's date
 //     is known (opened or approved, the merge date is not shown); Trunk is
 //     set and PR is true.
+//
+// After the date, qualifiers separated by "; " say what the value assumes,
+// and verdicts print them (LikelyFix.Said): "base assumed" (the PR's
+// target branch is not shown; it is taken to be the branch, or master) and
+// "link inferred" (the PR is tied to this crash by crash site, mechanism or
+// title, not by an issue number): "3.0.7 (branch PR 2025-06-26; base
+// assumed; link inferred)".
 type LikelyFix struct {
 	// Version is the likely first fixed release (plain X.Y.Z; X.Y.0 when
 	// Trunk is set).
 	Version Version
 	// Date is YYYY-MM-DD: when the fix reached the branch, or the trunk
-	// when Trunk is set, or the trunk PR's date when PR is set.
+	// when Trunk is set, or the PR's date when PR is set.
 	Date string
 	// Trunk is "" when Date applies to the version's branch, else the trunk
 	// the branch was cut from ("master" or "main").
 	Trunk string
-	// PR: Date is the trunk PR's date, not the day its fix was merged.
+	// PR: Date is a PR's date (the trunk PR's when Trunk is set, else the
+	// opening date of a pick to the branch), not the day its fix was merged.
 	PR bool
+	// BaseAssumed: the PR's target branch is not shown; it is assumed.
+	BaseAssumed bool `json:",omitempty"`
+	// LinkInferred: the fix is tied to the crash by inference (crash site,
+	// mechanism, title or author), not by an issue number.
+	LinkInferred bool `json:",omitempty"`
 	// Text is the entry as written.
 	Text string
 }
 
+// Qualifiers of a fixed_likely value, written after the date.
+const (
+	qualBaseAssumed  = "base assumed"
+	qualLinkInferred = "link inferred"
+)
+
+// PickOnly reports whether only the opening date of a pick to the branch is
+// known (the "branch PR" form): such a fix is named, but it never makes a
+// version at or past it should-already-be-fixed.
+func (lf LikelyFix) PickOnly() bool { return lf.Trunk == "" && lf.PR }
+
 // Said is how verdicts say where the likely fix comes from: "the fix
-// reached branch-2.1 on 2024-06-21", "the fix reached master on
+// reached branch-2.1 on 2024-06-21", "a PR to branch-2.1 was opened on
+// 2024-06-20; its merge date was not seen", "the fix reached master on
 // 2025-02-13, before branch-4.0 was cut" or "the master fix of 2025-02-11,
-// before branch-4.0 was cut".
+// before branch-4.0 was cut", followed by what the value assumes.
 func (lf LikelyFix) Said() string {
+	var s string
 	switch {
+	case lf.Trunk == "" && lf.PR:
+		s = fmt.Sprintf("a PR to %s was opened on %s; its merge date was not seen", branchName(lf.Version), lf.Date)
 	case lf.Trunk == "":
-		return fmt.Sprintf("the fix reached %s on %s", branchName(lf.Version), lf.Date)
+		s = fmt.Sprintf("the fix reached %s on %s", branchName(lf.Version), lf.Date)
 	case lf.PR:
-		return fmt.Sprintf("the %s fix of %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
+		s = fmt.Sprintf("the %s fix of %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
 	default:
-		return fmt.Sprintf("the fix reached %s on %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
+		s = fmt.Sprintf("the fix reached %s on %s, before %s was cut", lf.Trunk, lf.Date, branchName(lf.Version))
 	}
+	if lf.BaseAssumed {
+		s += "; the PR's target branch is not shown and is assumed"
+	}
+	if lf.LinkInferred {
+		s += "; the fix is tied to this crash by crash site, mechanism or title, not by an issue number"
+	}
+	return s
 }
 
 // likelyForm is the accepted syntax, for error messages.
-const likelyForm = `want "X.Y.Z (YYYY-MM-DD)" (the first release after the date the fix reached the branch), "X.Y.0 (master YYYY-MM-DD)" (the fix reached master, or main, before branch X.Y was cut) or "X.Y.0 (master PR YYYY-MM-DD)" (only the master PR's date is known)`
+const likelyForm = `want "X.Y.Z (YYYY-MM-DD)" (the first release after the date the fix reached the branch), "X.Y.Z (branch PR YYYY-MM-DD)" (only the opening date of a pick to the branch is known), "X.Y.0 (master YYYY-MM-DD)" (the fix reached master, or main, before branch X.Y was cut) or "X.Y.0 (master PR YYYY-MM-DD)" (only the master PR's date is known), optionally followed by "; base assumed" and "; link inferred"`
 
 // ParseLikelyFix parses a fixed_likely entry: "X.Y.Z (YYYY-MM-DD)",
-// "X.Y.0 (master YYYY-MM-DD)" or "X.Y.0 (master PR YYYY-MM-DD)" ("main"
-// in place of "master" too); see LikelyFix. Errors wrap ErrVersion.
+// "X.Y.Z (branch PR YYYY-MM-DD)", "X.Y.0 (master YYYY-MM-DD)" or
+// "X.Y.0 (master PR YYYY-MM-DD)" ("main" in place of "master" too), each
+// optionally followed by "; base assumed" and "; link inferred"; see
+// LikelyFix. Errors wrap ErrVersion.
 func ParseLikelyFix(s string) (LikelyFix, error) {
 	t := strings.TrimSpace(s)
 	lf := LikelyFix{Text: t}
@@ -397,7 +441,18 @@ func ParseLikelyFix(s string) (LikelyFix, error) {
 	if !ok || len(rest) < len("(2006-01-02)") || rest[0] != '(' || rest[len(rest)-1] != ')' {
 		return lf, fmt.Errorf("%w: %q: %s", ErrVersion, t, likelyForm)
 	}
-	inner := rest[1 : len(rest)-1]
+	parts := strings.Split(rest[1:len(rest)-1], "; ")
+	inner := parts[0]
+	for _, q := range parts[1:] {
+		switch {
+		case q == qualBaseAssumed && !lf.BaseAssumed && !lf.LinkInferred:
+			lf.BaseAssumed = true
+		case q == qualLinkInferred && !lf.LinkInferred:
+			lf.LinkInferred = true
+		default:
+			return lf, fmt.Errorf("%w: %q: qualifier %q: %s", ErrVersion, t, q, likelyForm)
+		}
+	}
 	date := inner
 	if len(inner) != len("2006-01-02") {
 		words := strings.Split(inner, " ")
@@ -406,6 +461,8 @@ func ParseLikelyFix(s string) (LikelyFix, error) {
 			lf.Trunk, date = words[0], words[1]
 		case len(words) == 3 && (words[0] == "master" || words[0] == "main") && words[1] == "PR":
 			lf.Trunk, lf.PR, date = words[0], true, words[2]
+		case len(words) == 3 && words[0] == "branch" && words[1] == "PR":
+			lf.PR, date = true, words[2]
 		default:
 			return lf, fmt.Errorf("%w: %q: %s", ErrVersion, t, likelyForm)
 		}

@@ -85,6 +85,26 @@ defects:
 		{"should-already-be-fixed (likely): hypothetical 3.3.2 build after the likely fix",
 			"testdata/corpus/starrocks/016-pk-dump-persistentindex-immutable-shard.txt", "3.3.2",
 			"SR-43793-persistent-index-dump-shard-released", merged, StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)", "2024-05-27"}},
+		// Review 1 (H2, M1, M3): values known only by a pick's opening date,
+		// and values whose base branch or link to the crash is assumed.
+		{"likely-fixed (hypothetical 2.1.4 build; the PR's stack is a master build): DORIS-36420's 2.1 pick #36387 is known by its opening date only",
+			"testdata/corpus/doris/111-inverted-index-compound-reader-file-exists.txt", "2.1.4",
+			"DORIS-36420-inverted-index-compound-reader-close", base, StatusLikelyFixed, []string{"likely fixed in 2.1.5 (a PR to branch-2.1 was opened on 2024-06-17; its merge date was not seen): upgrade to 2.1.5"}},
+		{"version-unknown, not should-already-be-fixed (hypothetical 2.1.6 build): past a pick known by its opening date only",
+			"testdata/corpus/doris/111-inverted-index-compound-reader-file-exists.txt", "2.1.6",
+			"DORIS-36420-inverted-index-compound-reader-close", base, StatusVersionUnknown, []string{"likely fixed in 2.1.5 (a PR to branch-2.1 was opened on 2024-06-17", "no regression is claimed"}},
+		{"likely-fixed: issue #53993 reports 3.0.6.2; the fix is tied to it by mechanism and the 3.0 pick's base is assumed, and the verdict says so",
+			"testdata/corpus/doris/062-attach-task-tuniqueid-copy-3-0-6.txt", "3.0.6.2",
+			"DORIS-53993-attach-task-freed-query-context", base, StatusLikelyFixed, []string{"likely fixed in 3.0.7 (a PR to branch-3.0 was opened on 2025-06-26", "target branch is not shown and is assumed", "tied to this crash by crash site, mechanism or title, not by an issue number"}},
+		{"fixed-in-a-later-version: issue #62955 reports 4.0.5-rc01; no 4.0 fix, the 4.1 bump #66738 is known by its opening date",
+			"testdata/corpus/doris/112-arm64-terminate-clucene-error-readblock-recursive.txt", "4.0.5-rc01 (59de8c4c524)",
+			"DORIS-62955-clucene-readblock-multi-segment", base, StatusFixedLater, []string{"upgrade to 4.1.4 (likely: a PR to branch-4.1 was opened on 2026-08-13; its merge date was not seen)"}},
+		{"version-unknown: the reports of DORIS-195 are 2.1 builds, a branch without a recorded fix; 3.1.0 is named by master lineage",
+			"testdata/corpus/doris/060-clucene-sdocumentswriter-quicksort.txt", "2.1.2",
+			"DORIS-195-clucene-postings-quicksort", base, StatusVersionUnknown, []string{"says nothing about branch 2.1", "likely fixed in 3.1.0 (the master fix of 2024-03-07, before branch-3.1 was cut; the PR's target branch is not shown and is assumed)"}},
+		{"should-already-be-fixed (likely) (hypothetical 3.1.1 build): a master-lineage value still raises it, with its assumption printed",
+			"testdata/corpus/doris/048-gdb-memtable-init-columns-offset-trailing-spaces.txt", "3.1.1",
+			"DORIS-31747-memtable-slot-desc-schema-mismatch", base, StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)", "likely fixed in 3.1.0 (the master fix of 2024-03-04, before branch-3.1 was cut; the PR's target branch is not shown and is assumed)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

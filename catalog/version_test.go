@@ -52,6 +52,80 @@ func TestParseLikelyFixLineage(t *testing.T) {
 	}
 }
 
+// TestParseLikelyFixPickAndQualifiers: "branch PR" says only a pick's
+// opening date is known; "; base assumed" and "; link inferred" say what
+// the value assumes, and Said prints it (review 1, H2 and M3).
+func TestParseLikelyFixPickAndQualifiers(t *testing.T) {
+	lf, err := ParseLikelyFix("2.1.5 (branch PR 2024-06-17)")
+	require.NoError(t, err)
+	assert.Equal(t, "2.1.5", lf.Version.String())
+	assert.Equal(t, "2024-06-17", lf.Date)
+	assert.Empty(t, lf.Trunk)
+	assert.True(t, lf.PR)
+	assert.True(t, lf.PickOnly())
+	assert.Equal(t, "a PR to branch-2.1 was opened on 2024-06-17; its merge date was not seen", lf.Said())
+	assert.NotContains(t, lf.Said(), "reached")
+
+	lf, err = ParseLikelyFix("3.0.7 (branch PR 2025-06-26; base assumed; link inferred)")
+	require.NoError(t, err)
+	assert.True(t, lf.PickOnly())
+	assert.True(t, lf.BaseAssumed)
+	assert.True(t, lf.LinkInferred)
+	assert.Equal(t, "a PR to branch-3.0 was opened on 2025-06-26; its merge date was not seen; the PR's target branch is not shown and is assumed; the fix is tied to this crash by crash site, mechanism or title, not by an issue number", lf.Said())
+
+	lf, err = ParseLikelyFix("4.0.0 (master PR 2024-03-04; base assumed)")
+	require.NoError(t, err)
+	assert.False(t, lf.PickOnly())
+	assert.Equal(t, "master", lf.Trunk)
+	assert.Equal(t, "the master fix of 2024-03-04, before branch-4.0 was cut; the PR's target branch is not shown and is assumed", lf.Said())
+
+	lf, err = ParseLikelyFix("1.2.0 (master PR 2021-04-07; link inferred)")
+	require.NoError(t, err)
+	assert.True(t, lf.LinkInferred)
+	assert.False(t, lf.BaseAssumed)
+
+	for _, bad := range []string{"2.1.5 (branch 2024-06-17)", "2.1.5 (branch PR)", "2.1.5 (Branch PR 2024-06-17)",
+		"2.1.5 (branch PR 2024-06-17;base assumed)", "2.1.5 (branch PR 2024-06-17; base)", "2.1.5 (branch PR 2024-06-17; )",
+		"2.1.5 (branch PR 2024-06-17; link inferred; base assumed)", "2.1.5 (branch PR 2024-06-17; base assumed; base assumed)",
+		"2.1.5 (2024-06-17; link inferred; link inferred)", "4.0.1 (master PR 2025-02-13; base assumed)", "2.1.5 (; base assumed)"} {
+		_, err := ParseLikelyFix(bad)
+		assert.Truef(t, errors.Is(err, ErrVersion), "ParseLikelyFix(%q) = %v, want ErrVersion", bad, err)
+	}
+}
+
+// TestStatusLikelyPick: a fix known only by a pick's opening date says so,
+// gives upgrade advice before it and never raises should-already-be-fixed
+// at or past it (the answer is version-unknown with the fix named).
+func TestStatusLikelyPick(t *testing.T) {
+	d := &Defect{ID: "DORIS-4-p", Affected: []string{"2.1.0 - 2.1.3"},
+		FixedLikely: []string{"2.1.5 (branch PR 2024-06-17)", "3.0.7 (branch PR 2025-06-26; base assumed; link inferred)", "4.0.0 (master PR 2024-06-17)"}}
+	reparseVersions(d)
+	cases := []struct {
+		version string
+		want    Status
+		advice  []string
+		not     string
+	}{
+		{"2.1.2", StatusLikelyFixed, []string{"likely fixed in 2.1.5 (a PR to branch-2.1 was opened on 2024-06-17; its merge date was not seen): upgrade to 2.1.5"}, "reached branch-2.1"},
+		{"2.1.4", StatusLikelyFixed, []string{"likely fixed in 2.1.5"}, "reached"},
+		{"2.1.5", StatusVersionUnknown, []string{"likely fixed in 2.1.5 (a PR to branch-2.1 was opened on 2024-06-17", "whether 2.1.5 carries the fix is not known", "no regression is claimed"}, "SHOULD ALREADY BE FIXED"},
+		{"2.1.9", StatusVersionUnknown, []string{"this crash is from 2.1.9"}, "SHOULD ALREADY BE FIXED"},
+		{"3.0.6", StatusLikelyFixed, []string{"likely fixed in 3.0.7", "target branch is not shown and is assumed", "tied to this crash by crash site, mechanism or title"}, "reached"},
+		{"3.0.7", StatusVersionUnknown, []string{"not by an issue number"}, "SHOULD ALREADY BE FIXED"},
+		// the master-lineage value of the same entry still raises it
+		{"4.0.1", StatusFixed, []string{"SHOULD ALREADY BE FIXED (likely)", "the master fix of 2024-06-17, before branch-4.0 was cut"}, "a PR to"},
+	}
+	for _, c := range cases {
+		st, adv, ev := statusFor(mustVersion(t, c.version), d)
+		assert.Equalf(t, c.want, st, "%s: %s / %s", c.version, adv, ev)
+		for _, a := range c.advice {
+			assert.Containsf(t, adv, a, "%s", c.version)
+		}
+		assert.NotContainsf(t, adv, c.not, "%s", c.version)
+		assert.NotContainsf(t, ev, "reached branch", "%s: evidence %s", c.version, ev)
+	}
+}
+
 // TestStatusLikelyLineage: a lineage entry's verdict says the date is
 // master's, before the branch was cut, never that it reached the branch.
 func TestStatusLikelyLineage(t *testing.T) {

@@ -52,6 +52,33 @@ const (
 	EventLoadFile = scan.EventLoadFile
 )
 
+// Lifecycle log lines (issue 14): glog messages a backend prints only while
+// it starts or stops. Seen between incidents, such a line is context for the
+// next incident of the same input (like a memory-limit line): an Event of
+// kind EventLifecycleLog whose text is the whole line. The catalog decides
+// what a line means for the crash's path (catalog/data/paths.yaml,
+// `log_context:`); this table only says which lines to keep, from the
+// sources:
+//
+//   - StarRocks start_be (be/src/service/service_be/starrocks_be.cpp):
+//     `BE start step N: …` / `CN start step N: …`, `BE started successfully`,
+//     then, once process_exit_in_progress(), `BE exit step N: …` and
+//     `BE exited successfully`; sigterm_handler (be/src/common/daemon.cpp):
+//     `got signal: Terminated from pid: N, is going to exit`.
+//   - Doris main (be/src/service/doris_main.cpp): `Doris main exiting.` when
+//     k_doris_exit is set, then `Doris main exited.` (quick exit) or the
+//     servers' `… stopped` lines and `All service stopped, doris main exited.`;
+//     at start, `Doris backend JNI is initialized.` (before the storage
+//     engine and the services start, with enable_java_support).
+//
+// Restart markers are kept the same way (lifecycleRules): they say that a
+// new process wrote what follows, so that an exit line of an earlier run
+// is no longer the last lifecycle line before a crash of the next one
+// (followed or concatenated be.INFO files). They are no evidence of a path:
+// no rule of catalog/data/paths.yaml matches them. be.out's `start time:`
+// (F0.start, kStart) resets all context events instead.
+const EventLifecycleLog = scan.EventLifecycleLog
+
 // Frame is one stack frame as the input printed it, plus what symbolization
 // or demangling added. Function keeps the text exactly as printed; Demangled
 // holds the demangled form when the printed name was mangled.
@@ -127,31 +154,36 @@ type ScanOptions = scan.ScanOptions
 // Scanner. Leaving the loop early stops the workers.
 //
 // How it stays exact. r is cut into chunks of par.ChunkBytes, each moved
-// to the next line start. Workers scan the chunks, numbering lines from
-// the chunk's start, from a guessed state: the long-lived part of the
-// state — startup banner, learned line prefix — the in-order scan had at
-// the end of the latest chunk it finished. On the way a worker records,
-// at some of the line boundaries where no incident is open, a snapshot of
-// the whole state the scanner carries between lines (every field that
-// decides later output, see carried), the file offset there, and how many
-// incidents it had finished by then; the incidents themselves are
-// dropped. One in-order scan reads the input for real, from the start.
-// When it reaches a recorded boundary of a chunk in a state equal to the
-// snapshot (line numbers moved by where the chunk starts), it would do
-// from there exactly what the worker did, so it takes the state of the
-// furthest snapshot before the worker's next incident (moving its line
-// numbers) and goes on reading at that snapshot's offset: it reads the
-// incidents itself, with the right line numbers, and skips the lines
-// between them. The parser does not depend on where line numbering
-// starts, only on differences of line numbers (TestParallelEquivalence
-// and FuzzParallel check the whole construction against the single
-// pass). Where no snapshot is equal (a dump longer than a chunk, a banner
-// or prefix the guess did not hold) the in-order scan reads the lines
-// itself: still exact, only not parallel there. Memory is bounded by the
-// chunks in flight (2×Workers+1 chunks, their snapshots, one read buffer
-// per worker); the snapshots of a chunk hold at most an eighth of its
-// size (snapBudget) plus one snapshot, past which the in-order scan
-// reads more lines itself.
+// to the next line start. Workers scan the chunks (from the line before
+// each), numbering lines from workerBase, from a guessed state: the
+// long-lived part of the state — startup banner, learned line prefix —
+// latest known at a chunk's end. On the way a worker records, at line
+// boundaries where no incident is open (the chunk's start, densely after
+// each incident, then every 256 lines at most), a snapshot of the whole
+// state the scanner carries between lines (every field that decides
+// later output, see carried), the file offset there, and how many
+// incidents it had finished by then; it keeps the incidents, and reads
+// on past the chunk's end to finish one open there. One in-order scan
+// follows the input from the start. When it reaches a recorded boundary
+// of a chunk in a state equal to the snapshot (line numbers moved by
+// where the chunk starts), the single pass would do from there exactly
+// what the worker did: it yields the worker's incidents up to the
+// chunk's last snapshot, their line numbers moved (also those their
+// notes print, found by lineSlots), takes that snapshot's state and goes
+// on at its offset. It reads lines itself only before the first equal
+// snapshot of a chunk, and for an incident it cannot take (one whose
+// text numbers could not be told apart, one past the memory budget, one
+// that runs on past a quarter chunk). The parser does not depend on
+// where line numbering starts, only on differences of line numbers
+// (TestParallelEquivalence and FuzzParallel check the whole construction
+// against the single pass). Where no snapshot is equal (a banner or
+// prefix the guess did not hold, a dump longer than a chunk) the
+// in-order scan reads the lines itself: still exact, only not parallel
+// there. Memory is bounded by the chunks in flight (2×Workers+1 chunks,
+// their snapshots and incidents, one read buffer per worker); the
+// snapshots of a chunk hold at most an eighth of its size (snapBudget),
+// its incidents a quarter (outBudget), past which the in-order scan
+// reads more itself.
 func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, opts ScanOptions, par ParallelOptions) iter.Seq2[*Crash, error] {
 	return scan.ScanParallel(ctx, r, size, opts, par)
 }

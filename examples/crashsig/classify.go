@@ -109,7 +109,13 @@ func printHuman(w io.Writer, r *pipeline.Result) {
 		}
 		fmt.Fprintf(w, "  path:   %s\n", where)
 		if v.Defect != nil {
-			fmt.Fprintf(w, "  defect: %s — %s [%s]\n", v.Defect.ID, v.Defect.Title, v.Status)
+			status := string(v.Status)
+			if v.Defect.Confidence != "" {
+				// how sure the entry is (low: the fix is linked by crash site or wording,
+				// or its branch is assumed; the entry's note says why)
+				status += "; entry confidence " + v.Defect.Confidence
+			}
+			fmt.Fprintf(w, "  defect: %s — %s [%s]\n", v.Defect.ID, v.Defect.Title, status)
 			if len(v.Defect.Links) > 0 {
 				fmt.Fprintf(w, "          %s\n", strings.Join(v.Defect.Links, " "))
 			}

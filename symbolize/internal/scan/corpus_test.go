@@ -153,7 +153,6 @@ func TestCorpusCrashFrame(t *testing.T) {
 // and why. Each entry is a disagreement worth knowing about, not a bug.
 var knownMiss = map[string]string{
 	"140-agg-group-by-null-emplace-visit-invoke-mangled-gdb.txt":    "the paste is one gdb frame (#12, no address) whose mangled name is hard-wrapped: no stack, no signal, nothing to make an incident of",
-	"157-abbreviated-bvar-series-sampler-take-sample-4.1.3.txt":     "the poster hard-wrapped boost frame 4 inside its template arguments (`bvar::Reducer<long, …,` then an indented `bvar::detail::MinusFrom<long>>::SeriesSampler::take_sample()`); a boost frame continued on the next line is not joined",
 	"141-agg-emplace-into-hash-table-mangled-1-2-5.txt":             "the crash frame is a mangled std::visit thunk the paste cut short (the boost line stops inside the name), so it cannot be demangled; the label names it demangled",
 	"128-check-fatal-uninited-hash-table-probe-mangled-variant.txt": "the printed frame is a mangled std::visit thunk cut at 495 characters; neither c++filt nor the Go demangler can demangle a truncated name, so the label's __visit_invoke only appears mangled",
 }

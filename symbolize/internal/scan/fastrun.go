@@ -355,22 +355,25 @@ func bytesBelow(x uint64, n uint64) uint64 {
 // TestJunkSkipEquivalence (incidents and the carried state after every
 // step) and FuzzJunkSkip compare it with the full path.
 
-// skipJunk skips the junk lines after line (see above) when line looks
-// like junk itself (looksBinary: a cheap gate, so that text lines cost
-// little more).
+// skipJunk skips the junk lines after line (see above) when line or the
+// next one looks like junk (looksBinary: a cheap gate, so that text lines
+// cost little more; the next line too, so that the first junk line after
+// a line of text, as random bytes have every few lines, does not take the
+// full path).
 func (s *Scanner) skipJunk(line []byte) {
 	p := &s.p
-	if !looksBinary(line) {
+	buf, _ := s.br.Peek(s.br.Buffered())
+	if !looksBinary(line) && !looksBinary(buf) {
 		return
 	}
-	buf, _ := s.br.Peek(s.br.Buffered())
 	off, k, forgets := 0, 0, false
 	for {
-		nl := bytes.IndexByte(buf[off:], '\n')
+		st := junkScan(buf[off:]) // junkscan.go: the newline and the bytes before it in one pass
+		nl := st.nl
 		if nl < 0 || nl > p.opts.MaxLineBytes {
 			break
 		}
-		skip, f := p.junkLine(buf[off:off+nl], p.lineNo+k+1)
+		skip, f := p.junkLineStats(buf[off:off+nl], &st, p.lineNo+k+1)
 		if !skip {
 			break
 		}
@@ -407,12 +410,15 @@ func looksBinary(line []byte) bool {
 // the prefix learner's hasPrev (set false). b is a whole line, not cut
 // (len(b) <= MaxLineBytes).
 func (p *parser) junkLine(b []byte, no int) (skip, forgets bool) {
+	st := junkScanFrom(b, 0, junkStats{nl: -1, nul: -1})
+	return p.junkLineStats(b, &st, no)
+}
+
+// junkLineStats is junkLine given the junkStats of b.
+func (p *parser) junkLineStats(b []byte, st *junkStats, no int) (skip, forgets bool) {
 	// physical: a NUL run of minHole or more cuts the line (holes).
-	nul := bytes.IndexByte(b, 0)
-	if nul >= 0 {
-		if h, _ := nextHole(b, nul); h >= 0 {
-			return false, false
-		}
+	if st.hole != 0 {
+		return false, false
 	}
 	text, _, _ := normalizeLine(b)
 	text, stripped := p.pfx.strip(text)
@@ -433,10 +439,19 @@ func (p *parser) junkLine(b []byte, no int) (skip, forgets bool) {
 	}
 	// Binary when it holds a NUL or its control bytes weigh binaryLimit
 	// (scanFrom's early stop); then skipped when isJunk. text is the end of
-	// b (repairs cut a start and a CR), so b's first NUL is in it when it
-	// is at or after text's start.
+	// b (repairs cut a start and a CR).
 	start := cap(b) - cap(text)
-	hasNUL := nul >= 0 && (nul >= start || strings.IndexByte(view, 0) >= 0)
+	if start == 0 {
+		// text is b, or b but its last byte, a CR: it weighs nothing and
+		// is in no `*** `, so b's figures are text's.
+		if st.nul < 0 && st.ctl < binaryLimit {
+			return false, true
+		}
+		_, _, _, glog := glogLine(trimBlanks(view))
+		return st.star == 0 && !glog, true // isJunk
+	}
+	// b's first NUL is in text when it is at or after text's start.
+	hasNUL := st.nul >= 0 && (st.nul >= start || strings.IndexByte(view, 0) >= 0)
 	return (hasNUL || weighsBinary(view)) && isJunk(view), true
 }
 

@@ -66,6 +66,7 @@ func (in *incident) gdb(p *parser, k lineKind, m []string) {
 	case kGDBCurrent:
 		in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
 	case kGDBThread:
+		in.dropEmptyCause()
 		s := in.newStack("gdb", 1)
 		s.th.ID, _ = strconv.ParseInt(m[3], 10, 64)
 		if m[2] != "" {
@@ -297,6 +298,11 @@ func (in *incident) chooseThreads(p *parser) {
 			if crashed < 0 && len(in.stacks) > 0 {
 				crashed = 0 // `bt` of the current thread only
 			}
+		}
+		if crashed < 0 && !in.gdbSig && (c.Kind == KindCheck || c.Kind == KindTerminate) {
+			// gdb's backtrace of an abort cause (format_gdb.go
+			// gdbAfterCause): the thread on the abort path crashed.
+			crashed = in.abortingStack()
 		}
 		if crashed < 0 && len(in.stacks) == 1 && in.stacks[0].th.ID == 0 && in.stacks[0].th.Name == "" && in.sec == secGDB {
 			// A lone `bt` without thread headers: the user printed the
@@ -675,7 +681,7 @@ func (in *incident) checkGDBCut() {
 		return
 	}
 	if ct := c.CrashingThread(); ct != nil && len(ct.Frames) > 0 && ct.Frames[0].Index > 0 && isGDBStack(ct.Frames) {
-		in.corrupt(fmt.Sprintf("gdb backtrace starts at frame #%d: the frames above it are missing", ct.Frames[0].Index))
+		in.corrupt(fmt.Sprintf(noteGDBStartsAt+"%d: the frames above it are missing", ct.Frames[0].Index))
 	}
 	var last *stack
 	for _, s := range in.stacks {

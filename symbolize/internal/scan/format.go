@@ -66,6 +66,7 @@ const (
 	kCoredumpThread // systemd-coredump: Stack trace of thread N:
 	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
 	kSRFile         // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
+	kLifecycleLog   // a glog line printed only while the backend starts or stops (format_lifecycle.go)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an
@@ -142,7 +143,7 @@ func (rs *ruleSet) match(text, trimmed string, tryContains bool) (*lineRule, []s
 }
 
 // allRules is the union of the per-family tables (format_*.go).
-var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules)
+var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules, lifecycleRules)
 
 // glogLine recognizes the glog prefix of §1.3 without a regular expression:
 // severity, MMDD or YYYYMMDD, time, optional zone, thread id, file:line].

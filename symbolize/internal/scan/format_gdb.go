@@ -63,3 +63,64 @@ func (p *parser) gdbLocation(last Frame, text string) (Frame, bool) {
 	f.Inlined = last.Inlined
 	return f, true
 }
+
+// gdbAfterCause reports whether a gdb backtrace continues the incident: an
+// abort cause (a check failure's FATAL line, a terminate message) printed
+// before its stack, with no frame and no signal dump yet. Users paste the
+// message from be.out and the stack from gdb on the core (formats spec
+// F3.2, F4, F7.2); the backtrace is the aborting thread's.
+func (in *incident) gdbAfterCause() bool {
+	return !in.hasSig && !in.hasDumpFrames() && (in.c.Kind == KindCheck || in.c.Kind == KindTerminate)
+}
+
+// gdbAbortFrames are the functions of libc's abort path: in a `thread apply
+// all bt` after an abort cause, the thread showing one is the one that
+// aborted.
+var gdbAbortFrames = map[string]bool{
+	"abort": true, "__GI_abort": true, "raise": true, "__GI_raise": true,
+	"pthread_kill": true, "__pthread_kill": true, "__pthread_kill_implementation": true,
+	"__pthread_kill_internal": true,
+}
+
+// abortingStack returns the index of the first stack holding a frame of
+// the abort path, or of the first stack with frames, or -1.
+func (in *incident) abortingStack() int {
+	first := -1
+	for i, s := range in.stacks {
+		if len(s.th.Frames) == 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		for _, f := range s.th.Frames {
+			if gdbAbortFrames[f.Function] {
+				return i
+			}
+		}
+	}
+	return first
+}
+
+// dropEmptyCause removes the check failure's stack when it holds no frame
+// (its `*** Check failure stack trace: ***` header was followed by gdb's
+// backtrace instead of glog's frames): it is no thread of the backtrace.
+func (in *incident) dropEmptyCause() {
+	kept := in.stacks[:0]
+	for _, s := range in.stacks {
+		if s.origin == "F3" && len(s.th.Frames) == 0 {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	in.stacks = kept
+	if in.cur != nil && in.cur.origin == "F3" && len(in.cur.th.Frames) == 0 {
+		in.cur = nil
+	}
+}
+
+// noteGDBStartsAt begins the note (and the corruption reason) of a gdb
+// backtrace whose first frame is not #0; code that withdraws the note
+// (format_sanitizer.go, when the frames turn out to be a sanitizer's)
+// matches this constant, not a copy of its text.
+const noteGDBStartsAt = "gdb backtrace starts at frame #"

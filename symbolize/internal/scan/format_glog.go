@@ -52,6 +52,7 @@ var glogRules = []lineRule{
 // cut there — tells less than the check failure's stack: that stack stays
 // the crashing thread's (formats spec §4 F3).
 func (in *incident) keepCauseStack(best *stack) *stack {
+	causeStackName := map[string]string{"F3": "check failure's", "F4": "exception's"}
 	if best == nil || best.origin != "F1" && best.origin != "F2" {
 		return best
 	}
@@ -61,15 +62,30 @@ func (in *incident) keepCauseStack(best *stack) *stack {
 		}
 	}
 	for _, s := range in.stacks {
-		if s.origin != "F3" {
+		if s.origin != "F3" && s.origin != "F4" { // F4: a doris::Exception's own stack (format_terminate.go)
 			continue
 		}
 		for i := range s.th.Frames {
 			if comparableName(&s.th.Frames[i]) != "" {
-				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the check failure's stack", best.origin)
+				in.note("the %s dump holds no frame of the failing code (cut after the abort path): kept the %s stack", best.origin, causeStackName[s.origin])
 				return s
 			}
 		}
 	}
 	return best
+}
+
+// glogContent reports whether the text before the dump header at k on a
+// line is a glog FATAL line whose dump was collapsed onto the same line
+// (`F0924 15:34:25.221317 1398… file.h:172] Check failed: … *** Aborted at
+// … *** PC: @ … *** SIGABRT … @ 0x… f …`): content to split, not a paste
+// prefix. A StarRocks ≥ 3.x check failure prints no `*** Check failure
+// stack trace: ***` marker before its preamble, so nothing else before the
+// header marks the line as collapsed; the dump after it must hold a second
+// marker (a frame, the signal line), as splitCollapsed needs.
+func glogContent(line string, k int) bool {
+	if sev, _, _, ok := glogLine(trimBlanks(line[:k])); !ok || sev != 'F' {
+		return false
+	}
+	return len(collapsedMarker.FindAllStringIndex(line[k:], 2)) >= 2
 }

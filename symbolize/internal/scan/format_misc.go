@@ -1,6 +1,10 @@
 package scan
 
-import "strings"
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // Everything that is not a dump of its own: process start markers (F0),
 // allocator and assert messages that precede an abort (F8), memory-limit
@@ -27,6 +31,9 @@ var miscRules = []lineRule{
 	{id: "F9.shell_segv", kind: kShell, contains: "Segmentation fault"},
 	{id: "F9.shell_abort", kind: kShell, contains: "Aborted (core dumped)"},
 	{id: "F9.shell_segv_zh", kind: kShell, contains: "段错误"},
+	// bash's job message pads the signal text to a column:
+	// `line 210:  4567 Aborted                 (core dumped) nohup …`.
+	{id: "F9.shell_core", kind: kShell, contains: "(core dumped)"},
 	{id: "F9.instr", kind: kInstrCheck, prefix: "Instruction check fail. "},
 	{id: "F7.doris_api_start", kind: kDorisAPIStart, prefix: "BE thread stack traces"},
 	{id: "F7.doris_api_thread", kind: kDorisAPIThread, prefix: "----- thread ",
@@ -120,3 +127,134 @@ func isFatalAllocatorLine(s string) bool {
 
 // dorisAPISummary is the last line of a Doris /api/stack_trace response.
 const dorisAPISummary = "summary: "
+
+// pasteShape is a prefix a paste puts before every line that the
+// separators learnPrefix looks for (`: `, `| `, `] `, a tab, a long
+// timestamp) do not find. A shape is learned from two consecutive lines
+// that both carry it (digit runs free, as every learned prefix).
+type pasteShape struct {
+	id string
+	re *regexp.Regexp // the prefix, anchored; group 1, if any, is a line number
+	// numbered: group 1 must count up by one from the line before to this
+	// one (a line-numbered paste, `cat -n`, an editor's gutter), so that
+	// two lines that merely start with numbers teach nothing.
+	numbered bool
+}
+
+// pasteShapes are the line prefixes of pastes that the learned-prefix
+// separators miss (issue 14; corpus doris/159).
+var pasteShapes = []pasteShape{
+	// `105 Minidump created at …`, `109     @     0x7f39… doris::…`: a
+	// line number and blanks, nothing else.
+	{id: "P.line_number", re: mustCompile(`^(\d{1,7})[ \t]+`), numbered: true},
+}
+
+// markdownLinkPrefix is a CI console's line link pasted as Markdown before
+// every line (TeamCity, corpus doris/160):
+// `[16:54:50 ](http://…&focusLine=48797&…)   0# doris::…`. normalizeLine
+// removes it as it removes the other known prefix families, so that it
+// stacks with them and needs no second line to be learned from.
+var markdownLinkPrefix = mustCompile(`^\[[^\[\]\n]{0,64}\]\([a-z]{2,10}://[^()\s]{1,1000}\)[ \t]+`)
+
+// markdownLink returns the length of a markdownLinkPrefix at the start of
+// b (with something after it), or 0.
+func markdownLink(b []byte) int {
+	if len(b) < 12 || b[0] != '[' {
+		return 0
+	}
+	if m := markdownLinkPrefix.FindIndex(b); m != nil && m[1] < len(b) {
+		return m[1]
+	}
+	return 0
+}
+
+// lineNumberAnchor reports whether the text before a dump header on its
+// line is a line number and one blank (`106 *** Aborted at …`): a
+// line-numbered paste, whose number is the prefix of the lines after it.
+func lineNumberAnchor(pre string) bool {
+	n := len(pre) - 1
+	if n < 1 || n > 7 || pre[n] != ' ' && pre[n] != '\t' {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !isDigit(pre[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pastePrefix returns the length of a pasteShapes prefix that line b
+// carries and line a, the one before it, carries too, or 0.
+func pastePrefix(a, b []byte) int {
+	if len(a) == 0 || len(b) == 0 || !isDigit(b[0]) || !isDigit(a[0]) {
+		return 0
+	}
+	for i := range pasteShapes {
+		sh := &pasteShapes[i]
+		mb := sh.re.FindSubmatchIndex(b)
+		if mb == nil || mb[1] >= len(b) {
+			continue // a prefix with nothing after it teaches nothing
+		}
+		ma := sh.re.FindSubmatchIndex(a)
+		if ma == nil {
+			continue
+		}
+		if sh.numbered {
+			na, errA := strconv.Atoi(string(a[ma[2]:ma[3]]))
+			nb, errB := strconv.Atoi(string(b[mb[2]:mb[3]]))
+			if errA != nil || errB != nil || nb != na+1 {
+				continue
+			}
+		} else if matchPrefix(a, string(b[:mb[1]])) == 0 {
+			continue
+		}
+		return mb[1]
+	}
+	return 0
+}
+
+// shellCrashLine is a shell's report of the backend's death (F9): the
+// start script's job message `…/start_be.sh: line 234: 12345 Segmentation
+// fault      (core dumped) ${START_BE_CMD} …` or an interactive shell's
+// `Segmentation fault (core dumped)` alone on its line. It is all some
+// crashes leave (no handler ran, or its output went elsewhere): an
+// incident of its own, flagged corrupted with the reason, whose signal the
+// message names. Groups: 1 the PID, 2 the message.
+var shellCrashLine = mustCompile(`^(?:\S*(?:start_be|start_cn|start_backend|be|cn)\.sh: line \d+: +(\d+) +)?(Segmentation fault|Aborted|段错误)(?: +\((?:core dumped|核心已转储)\))?(?:\s|$)`)
+
+// shellSignals maps the shell's message to the signal it reports.
+var shellSignals = map[string]string{"Segmentation fault": "SIGSEGV", "段错误": "SIGSEGV", "Aborted": "SIGABRT"}
+
+// shellCrash returns the submatches of shellCrashLine when the line is a
+// whole-line shell report of a crash: with the script's prefix, or with
+// `(core dumped)`, else nil. A bare `Segmentation fault` or `Aborted` line
+// may be anything's (a test's output, a tool's): it stays a context event
+// of the next incident.
+func shellCrash(text string) []string {
+	t := strings.TrimSpace(text)
+	m := shellCrashLine.FindStringSubmatch(t)
+	if m == nil {
+		return nil
+	}
+	if m[1] == "" && !strings.Contains(t, "core dumped") && !strings.Contains(t, "核心已转储") {
+		return nil
+	}
+	return m
+}
+
+// shellStart makes the incident the shell's report of a crash with no
+// stack (shellCrash's submatches m).
+func (in *incident) shellStart(m []string, ln lineInfo) {
+	c := in.c
+	in.addFormat("F9")
+	c.Kind = KindSignal
+	c.Signal = shellSignals[m[2]]
+	if m[1] != "" {
+		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	in.shellOnly = true
+	in.sec = secDone
+	in.event(ln, "shell", ln.text)
+	in.corrupt("only the shell's report of the crash (" + m[2] + "): no stack was printed")
+}

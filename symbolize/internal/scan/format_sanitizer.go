@@ -148,7 +148,7 @@ func (in *incident) sanitizerFragment(p *parser) bool {
 	}
 	notes := in.notes[:0]
 	for _, n := range in.notes {
-		if !strings.HasPrefix(n, "gdb backtrace starts at frame #") {
+		if !strings.HasPrefix(n, noteGDBStartsAt) {
 			notes = append(notes, n)
 		}
 	}

@@ -13,8 +13,9 @@ import (
 
 // addCorpusSeeds adds every crash text under testdata as a fuzz seed.
 func addCorpusSeeds(f *testing.F) {
-	for _, pat := range []string{"corpus/*/*.txt", "formats/*.txt"} {
-		ms, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", pat))
+	pats := []string{filepath.Join("..", "..", "..", "testdata", "corpus/*/*.txt"), filepath.Join("..", "..", "..", "testdata", "formats/*.txt"), filepath.Join("testdata", "paste", "*.txt")}
+	for _, pat := range pats {
+		ms, _ := filepath.Glob(pat)
 		for _, m := range ms {
 			b, err := os.ReadFile(m)
 			if err == nil && len(b) < 64<<10 {

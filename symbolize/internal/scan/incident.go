@@ -73,6 +73,7 @@ type incident struct {
 	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
 	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
+	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 }
 
 // abortMark is where the dump that follows an abort cause began (its
@@ -360,6 +361,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 	if in.closedBy(k) {
 		return false
 	}
+	if in.shellOnly && k != kBlank && (k != kOther || startsIncident(k, ln.text, p)) {
+		return false // the shell's report stands alone: a dump after it is another crash's
+	}
 	defer func() { in.lastKind = k }()
 	if in.split == nil && splitHeaders[k] && !in.hasSig && (in.isCause() || in.kernelOpened()) {
 		// A dump header after an abort cause: the abort's own dump, or the
@@ -606,6 +610,12 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return true
 
 	case kMemLimit, kOOMKill, kShell, kInstrCheck, kMinidump:
+		if k == kShell && in.lines == 1 && len(in.stacks) == 0 && in.c.Kind == KindUnknown {
+			if m := shellCrash(text); m != nil {
+				in.shellStart(m, ln)
+				return true
+			}
+		}
 		if in.sec == secDone && k != kShell || in.isThreadDump() {
 			return false
 		}
@@ -613,7 +623,9 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		return true
 
 	case kAfterDump:
-		if in.hasSig {
+		// StarRocks' failure function purges jemalloc (je_mallctl lines)
+		// before it calls abort(): between a check failure and its dump.
+		if in.hasSig || in.isCause() && !in.hasDumpFrames() && in.sec != secNone {
 			in.event(ln, "after-dump", text)
 			return true
 		}
@@ -716,7 +728,7 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		}
 
 	case kGDBCore, kGDBTerminated, kGDBCurrent, kGDBThread:
-		if in.hasSig || (in.c.Kind != KindUnknown && in.sec != secGDB) {
+		if in.hasSig || (in.c.Kind != KindUnknown && in.sec != secGDB && !(k == kGDBThread && in.gdbAfterCause())) {
 			return false
 		}
 		if (k == kGDBCore || k == kGDBTerminated) && (in.gdbSig || in.hasFrames()) {
@@ -1098,6 +1110,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	switch in.sec {
 	case secNone, secHeader, secBoost, secGlog, secCheck, secCause, secDone:
 		if f, ok := p.parseBoostFrame(text); ok {
+			if in.exceptionFrame(p, f, ln) { // format_terminate.go
+				return true
+			}
 			return in.boostFrame(p, f, ln)
 		}
 		if k == kOther || k == kGlog {
@@ -1263,9 +1278,11 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			return true
 		}
 	}
-	// gdb frames may also start a gdb section inside a paste without headers.
-	if in.sec == secNone || in.sec == secCause || in.sec == secHeader {
-		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "#") && !in.hasSig && in.c.Kind == KindUnknown {
+	// gdb frames may also start a gdb section inside a paste without
+	// headers, or follow an abort cause (a check failure, a terminate
+	// message) whose stack the user printed with gdb instead of the dump.
+	if in.sec == secNone || in.sec == secCause || in.sec == secHeader || in.sec == secCheck {
+		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "#") && !in.hasSig && (in.c.Kind == KindUnknown || in.gdbAfterCause()) {
 			if f, ok := p.parseGDBFrame(t); ok && (f.Index == 0 || f.PC != 0) {
 				if in.sec == secHeader && in.lastKind != kOther {
 					// gdb prints no signal dump header: a backtrace right
@@ -1276,7 +1293,10 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 					return false
 				}
 				if f.Index != 0 {
-					in.note("gdb backtrace starts at frame #%d", f.Index)
+					in.note(noteGDBStartsAt+"%d", f.Index)
+				}
+				if in.c.Kind != KindUnknown {
+					in.dropEmptyCause()
 				}
 				in.addFormat("F7")
 				in.sec = secGDB
@@ -1285,6 +1305,10 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				return true
 			}
 		}
+	}
+	// A Doris exception's stack trace in its what() (format_terminate.go).
+	if k == kOther && in.exceptionTraceLine(p, ln) {
+		return true
 	}
 	// Message continuation (multi-line FATAL text or what()).
 	if in.msgOpen && (k == kOther) && (in.sec == secCheck || in.sec == secCause) && in.cur == nil || in.msgOpen && k == kOther && in.sec == secCheck && len(in.cur.th.Frames) == 0 {
@@ -1296,6 +1320,10 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	}
 	if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
 		return false
+	}
+	// A boost frame wrapped inside its name (format_boost.go).
+	if k == kOther && in.boostContinuation(p, ln) {
+		return true
 	}
 	// Hard wrap inside a token: join to the previous frame line.
 	if k == kOther && len(in.prevText) >= 120 && ln.no == in.prevNo+1 && in.cur != nil && len(in.cur.th.Frames) > 0 && mayContinue(in.prevText, text) {
@@ -1401,11 +1429,16 @@ func (in *incident) header(k lineKind, m []string) {
 		c.Build = m[1]
 		in.addFormat("F1")
 	case kAbortedAt:
-		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil && sec > 0 && sec < 1<<40 {
+		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil && sec > 0 && sec <= maxUnixTime {
 			c.Time = time.Unix(sec, 0).UTC()
 		}
 	}
 }
+
+// maxUnixTime is the last second of year 9999: a later `Aborted at` time
+// is junk, and a Crash holding it could not be written as JSON (RFC 3339
+// has four-digit years; FuzzPrefilter crasher 4238cb5e73b7b826).
+const maxUnixTime = 253402300799
 
 // signal handles the F1/F2 signal line; the reason text makes it F1.
 func (in *incident) signal(p *parser, m []string) {

@@ -66,6 +66,15 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 				continue
 			}
 		case c == '[':
+			// markdownLink's expression needs `](` after at most 64
+			// bytes without a bracket: the first `]` is that one.
+			if i := bytes.IndexByte(b[:min(len(b), 66)], ']'); i > 0 && i+1 < len(b) && b[i+1] == '(' {
+				if n := markdownLink(b); n > 0 { // format_misc.go
+					b = b[n:]
+					prefixed = true
+					continue
+				}
+			}
 			if n := dmesgPrefix(b); n > 0 {
 				b = b[n:]
 				prefixed = true
@@ -380,6 +389,16 @@ func (l *prefixLearner) sameAsPrev(t []byte, no int) bool {
 	return l.hasPrev && l.prevScanned && !l.prevCut && l.prevNo == no-1 && len(t) <= maxPrefixBytes && equalModDigits(l.prev, t)
 }
 
+// sameAsPrevCmp is sameAsPrev that also says whether the lines were
+// compared and found to differ (then learnPrefix's first test fails too).
+func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
+	if !l.hasPrev || !l.prevScanned || l.prevCut || l.prevNo != no-1 || len(t) > maxPrefixBytes {
+		return false, false
+	}
+	same = equalModDigits(l.prev, t)
+	return same, !same
+}
+
 // keep is learn for a line sameAsPrev: it becomes the previous line.
 func (l *prefixLearner) keep(t []byte, no int, idle bool) {
 	l.prev = append(l.prev[:0], t...)
@@ -405,6 +424,10 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 	if len(pre) > maxPrefixBytes || pre == "" || (pre[len(pre)-1] != ' ' && pre[len(pre)-1] != '\t') {
 		return false
 	}
+	if lineNumberAnchor(pre) { // `106 *** Aborted at …` (format_misc.go)
+		l.shape = pre
+		return true
+	}
 	for i := 0; i < len(pre); i++ {
 		if c := pre[i]; !isDigit(c) && c != ' ' && c != '\t' {
 			l.shape = pre
@@ -418,8 +441,14 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 // the length of the prefix learned from them (0 when none), else keeps t
 // as the previous line (number no; idle when no incident saw it).
 func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
+	return l.learnCmp(t, no, idle, false)
+}
+
+// learnCmp is learn for a line that sameAsPrevCmp found to differ from
+// the previous one, when differs.
+func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs bool) int {
 	if l.hasPrev && l.prevNo == no-1 {
-		if e := learnPrefix(l.prev, t); e > 0 {
+		if e := learnPrefixCmp(l.prev, t, differs); e > 0 {
 			l.shape = string(t[:e])
 			return e
 		}
@@ -491,11 +520,18 @@ const timestampChars = "0123456789 -:.,/+TZ[]"
 // Two lines equal but for their digits (a retried allocation, a log loop)
 // teach no prefix. It runs on every unrecognized idle line, so it is one
 // pass without allocation.
-func learnPrefix(a, b []byte) int {
-	if len(b) <= maxPrefixBytes && equalModDigits(a, b) {
+func learnPrefix(a, b []byte) int { return learnPrefixCmp(a, b, false) }
+
+// learnPrefixCmp is learnPrefix knowing, when differs, that a and b are
+// not equal but for their digits.
+func learnPrefixCmp(a, b []byte, differs bool) int {
+	if !differs && len(b) <= maxPrefixBytes && equalModDigits(a, b) {
 		// The walk below would reach both ends: no prefix. Checked first,
 		// eight bytes at a time: a log loop repeats one line (issue 11).
 		return 0
+	}
+	if e := pastePrefix(a, b); e > 0 { // shapes no separator finds (format_misc.go)
+		return e
 	}
 	var ends [8]int
 	n, last := 0, 0

@@ -23,7 +23,8 @@ func parallelCPU() time.Duration {
 // from disk with one Scanner (single) and with ScanParallel on GOMAXPROCS
 // workers (parallel), reporting CPU seconds per run and, for parallel,
 // the ParallelStats of the last run: chunks, chunks the in-order scan
-// skipped lines in, lines it read itself, chunks scanned twice.
+// skipped lines in, lines it read itself, chunks scanned twice, incidents
+// taken from the workers.
 //
 //	go test ./symbolize -run XXX -bench ScanParallel -benchtime 3x -cpu 1,2
 func BenchmarkScanParallel(b *testing.B) {
@@ -73,5 +74,6 @@ func BenchmarkScanParallel(b *testing.B) {
 		b.ReportMetric(float64(st.Adopted), "skipped-in")
 		b.ReportMetric(float64(st.ContinuedLines), "lines-in-order")
 		b.ReportMetric(float64(st.Rescanned), "rescanned")
+		b.ReportMetric(float64(st.Reused), "taken")
 	})
 }

@@ -100,8 +100,12 @@ type prefilter struct {
 	// d may follow (next), and pairCtl. A position i needs a look only
 	// when pairA[s[i]]&pairB[s[i+1]] != 0.
 	pairA, pairB [256]uint32
-	pairBits     int      // chosen bytes given a bit of their own so far
-	lits         []pfCand // every scan literal, for tests and docs
+	pairBits     int // chosen bytes given a bit of their own so far
+	// vec are the tables of the vector pair filter (prefilter_vec.go),
+	// used when vector (the CPU has it).
+	vec    pairTables
+	vector bool
+	lits   []pfCand // every scan literal, for tests and docs
 	// always are the bits of contains rules without a digit-free literal:
 	// they run on every line.
 	always scanHits
@@ -166,6 +170,8 @@ func newPrefilter(rs *ruleSet) *prefilter {
 		pf.addLit(l, hitRepair)
 	}
 	pf.addLit("*** ", hitStars)
+	pf.buildPairTables()
+	pf.vector = hasAVX2
 	return pf
 }
 
@@ -270,6 +276,14 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 	tab := &pf.tab
 	w := 0
 	i := 0
+	if pf.vector && len(s) >= pairScanMin {
+		// 32 positions at a time (prefilter_vec.go); the loops below do
+		// the rest, under a block and a byte.
+		var stop bool
+		if i, h, w, stop = pf.vectorScan(s, full, h); stop {
+			return h
+		}
+	}
 	pa, pb := &pf.pairA, &pf.pairB
 	for ; i+9 <= len(s); i += 8 {
 		// Eight positions and the byte after them: a chosen byte followed

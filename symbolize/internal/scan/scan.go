@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -364,7 +365,7 @@ type parser struct {
 const maxPendingEvents = 8
 
 func isContextEvent(k lineKind) bool {
-	return k == kMemLimit || k == kOOMKill || k == kShell || k == kInstrCheck || k == kMinidump
+	return k == kMemLimit || k == kOOMKill || k == kShell || k == kInstrCheck || k == kMinidump || k == kLifecycleLog
 }
 
 func eventKind(k lineKind) string {
@@ -379,6 +380,8 @@ func eventKind(k lineKind) string {
 		return "startup"
 	case kMinidump:
 		return "minidump"
+	case kLifecycleLog:
+		return EventLifecycleLog
 	}
 	return "other"
 }
@@ -416,11 +419,14 @@ func (p *parser) init(opts ScanOptions) {
 // collapsed pastes, and hand each logical line to the assembler.
 func (p *parser) physical(b []byte, truncated bool) {
 	p.lineNo++
-	if i, j := nextHole(b, 0); i >= 0 {
-		p.holes(b, i, j, truncated)
-		return
+	nul := bytes.IndexByte(b, 0)
+	if nul >= 0 {
+		if i, j := nextHole(b, nul); i >= 0 {
+			p.holes(b, i, j, truncated)
+			return
+		}
 	}
-	p.text(b, truncated)
+	p.text(b, truncated, nul < 0)
 }
 
 // minHole is the shortest NUL run taken for a hole in the file (holes).
@@ -443,7 +449,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 	start, texts := 0, false
 	for {
 		if i > start {
-			p.text(b[start:i], false)
+			p.text(b[start:i], false, false)
 			texts = true
 		}
 		if j == len(b) {
@@ -451,7 +457,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 		}
 		k, l := nextHole(b, j)
 		if k < 0 {
-			p.text(b[j:], truncated)
+			p.text(b[j:], truncated, false)
 			return
 		}
 		start, i, j = j, k, l
@@ -464,7 +470,7 @@ func (p *parser) holes(b []byte, i, j int, truncated bool) {
 		p.pfx.hasPrev = false
 		return
 	}
-	p.text(b, truncated)
+	p.text(b, truncated, false)
 }
 
 // nextHole returns where the first run of minHole or more NULs in b[i:]
@@ -552,15 +558,22 @@ func (h *holeSqueezer) squeeze(b []byte, i int) int {
 // written.
 var zeroBlock = strings.Repeat("\x00", 256)
 
-// skipNUL returns the length of the NUL run b starts with: a block, then
-// eight bytes at a time.
+// skipNUL returns the length of the NUL run b starts with: eight bytes at
+// a time, whole blocks once a run is long.
 func skipNUL(b []byte) int {
 	i := 0
-	for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
-		i += len(zeroBlock)
-	}
-	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0 {
+	for i+8 <= len(b) {
+		if x := binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			// Most runs are short (a NUL in binary junk is one byte in
+			// 256): the first word ends them.
+			return i + bits.TrailingZeros64(x)>>3
+		}
 		i += 8
+		if i == 8 || i%len(zeroBlock) == 0 {
+			for len(b)-i >= len(zeroBlock) && string(b[i:i+len(zeroBlock)]) == zeroBlock {
+				i += len(zeroBlock)
+			}
+		}
 	}
 	for i < len(b) && b[i] == 0 {
 		i++
@@ -570,8 +583,9 @@ func skipNUL(b []byte) int {
 
 // text handles the text of one physical line (all of it, or a piece
 // between NUL runs): repair, prefixes, split collapsed pastes, and hand
-// each logical line to the assembler.
-func (p *parser) text(b []byte, truncated bool) {
+// each logical line to the assembler. nulFree says that b holds no NUL
+// (physical looked), so that the tests for one need not look again.
+func (p *parser) text(b []byte, truncated, nulFree bool) {
 	text, rl, prefixed := normalizeLine(b)
 	text, stripped := p.pfx.strip(text)
 	if stripped {
@@ -580,9 +594,11 @@ func (p *parser) text(b []byte, truncated bool) {
 		rl, prefixed = rl || rl2, true
 	}
 	idle := p.cur == nil && !truncated
-	// hits are the prefilter's anchors in text, while scanned.
+	// hits are the prefilter's anchors in text, while scanned. same: text
+	// is the previous line but for its digits; differs: the two were
+	// compared and are not (learnPrefix need not compare them again).
 	var hits scanHits
-	scanned, same := false, false
+	scanned, same, differs := false, false, false
 	if idle {
 		// Idle fast path: look at the line through a temporary view and
 		// copy it only when it may start an incident.
@@ -600,7 +616,7 @@ func (p *parser) text(b []byte, truncated bool) {
 		// cuts a dump, and it must not start another one (`#0 00\x00`
 		// after a gdb line started a backtrace that its span alone does
 		// not give: FuzzScan's invariant).
-		if view := unsafe.String(&text[0], len(text)); strings.IndexByte(view, 0) >= 0 && isJunk(view) {
+		if view := unsafe.String(&text[0], len(text)); !nulFree && strings.IndexByte(view, 0) >= 0 && isJunk(view) {
 			p.closeCurrent()
 			p.pfx.hasPrev = false
 			return
@@ -609,14 +625,17 @@ func (p *parser) text(b []byte, truncated bool) {
 	if p.cur == nil && len(text) > 0 {
 		view := unsafe.String(&text[0], len(text))
 		bin := false
+		if p.pf != nil && idle && !stripped {
+			same, differs = p.pfx.sameAsPrevCmp(text, p.lineNo)
+		}
 		switch {
 		case p.pf == nil:
 			bin = isBinary(view)
-		case idle && !stripped && p.pfx.sameAsPrev(text, p.lineNo):
+		case same:
 			// Equal to the line before but for its digits: the same
 			// anchors (they have no digits), and nothing to learn.
 			hits, scanned, same = p.pfx.prevHits, true, true
-		case strings.IndexByte(view, 0) >= 0:
+		case !nulFree && strings.IndexByte(view, 0) >= 0:
 			// A NUL alone makes junk (binaryWeight); found at memory speed.
 			bin, scanned = true, true
 		default:
@@ -637,7 +656,7 @@ func (p *parser) text(b []byte, truncated bool) {
 		// A dump header after other text: that text is a prefix, whatever
 		// its length.
 		view := unsafe.String(&text[0], len(text))
-		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) {
+		if k := headerAnchor(view); k > 0 && strings.TrimLeft(view[:k], " \t") != "" && !collapsedMarker.MatchString(view[:k]) && !glogContent(view, k) {
 			text, prefixed, stripped = text[k:], true, true
 			scanned = false
 			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
@@ -659,7 +678,7 @@ func (p *parser) text(b []byte, truncated bool) {
 			if same && !stripped {
 				p.pfx.keep(text, p.lineNo, true)
 			} else {
-				learned = p.pfx.learn(text, p.lineNo, true)
+				learned = p.pfx.learnCmp(text, p.lineNo, true, differs)
 			}
 			if learned == 0 && scanned {
 				p.pfx.prevHits, p.pfx.prevScanned = hits, true
@@ -764,7 +783,7 @@ func (p *parser) mayStart(s string) bool {
 		if sev != 'I' && hasMemoryLimit(msg) {
 			return true
 		}
-		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ")
+		return isBannerMsg(msg) || strings.HasPrefix(msg, "DIAGNOSE ") || isLifecycleMsg(msg)
 	}
 	return true
 }
@@ -801,7 +820,7 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 	case kStart, kBanner:
 		return false
 	case kOther:
-		if t := trimBlanks(view); p.pf != nil && (t == "" || strings.IndexByte(headerlessStartBytes, t[0]) < 0) {
+		if t := trimBlanks(view); p.pf != nil && (t == "" || !headerlessStart[t[0]]) {
 			return true
 		}
 	}
@@ -816,6 +835,15 @@ func (p *parser) inertKind(k lineKind, view string) bool {
 // TestPrefilterEquivalence) fail when startsIncident learns a start this
 // list lacks.
 const headerlessStartBytes = "0123456789@#"
+
+// headerlessStart marks the bytes of headerlessStartBytes (a lookup per
+// idle line instead of a search).
+var headerlessStart = func() (t [256]bool) {
+	for i := 0; i < len(headerlessStartBytes); i++ {
+		t[headerlessStartBytes[i]] = true
+	}
+	return t
+}()
 
 // isJunk says whether a line that is not text (isBinary) is skipped
 // between incidents — no recognizer is run on it and it teaches no prefix
@@ -850,7 +878,7 @@ func (p *parser) logical(ln lineInfo) {
 			return
 		}
 	}
-	if p.cur == nil && isContextEvent(k) {
+	if p.cur == nil && isContextEvent(k) && !(k == kShell && shellCrash(ln.text) != nil) {
 		// Memory-limit, OOM-kill and shell lines seen between incidents
 		// are context for the next incident of the same process lifetime.
 		p.pending = append(p.pending, Event{Line: ln.no, Kind: eventKind(k), Text: strings.TrimSpace(ln.text)})
@@ -933,6 +961,9 @@ func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, 
 				return kBanner, m
 			}
 		}
+		if isLifecycleMsg(msg) {
+			return kLifecycleLog, []string{trimmed, msg}
+		}
 		return kGlog, []string{trimmed, msg}
 	}
 	r, m := p.match(s, trimmed, hits, scanned)
@@ -981,6 +1012,8 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		return true
 	case kTcmalloc:
 		return isFatalAllocatorLine(text)
+	case kShell:
+		return shellCrash(text) != nil // a crash with no stack (format_misc.go)
 	case kOther:
 		// Headerless pastes: a boost frame 0, a glog `@` frame, a gdb frame #0.
 		t := trimBlanks(text)

@@ -1,0 +1,75 @@
+package scan
+
+import "strings"
+
+// Lifecycle log lines (issue 14): glog messages a backend prints only while
+// it starts or stops. Seen between incidents, such a line is context for the
+// next incident of the same input (like a memory-limit line): an Event of
+// kind EventLifecycleLog whose text is the whole line. The catalog decides
+// what a line means for the crash's path (catalog/data/paths.yaml,
+// `log_context:`); this table only says which lines to keep, from the
+// sources:
+//
+//   - StarRocks start_be (be/src/service/service_be/starrocks_be.cpp):
+//     `BE start step N: …` / `CN start step N: …`, `BE started successfully`,
+//     then, once process_exit_in_progress(), `BE exit step N: …` and
+//     `BE exited successfully`; sigterm_handler (be/src/common/daemon.cpp):
+//     `got signal: Terminated from pid: N, is going to exit`.
+//   - Doris main (be/src/service/doris_main.cpp): `Doris main exiting.` when
+//     k_doris_exit is set, then `Doris main exited.` (quick exit) or the
+//     servers' `… stopped` lines and `All service stopped, doris main exited.`;
+//     at start, `Doris backend JNI is initialized.` (before the storage
+//     engine and the services start, with enable_java_support).
+//
+// Restart markers are kept the same way (lifecycleRules): they say that a
+// new process wrote what follows, so that an exit line of an earlier run
+// is no longer the last lifecycle line before a crash of the next one
+// (followed or concatenated be.INFO files). They are no evidence of a path:
+// no rule of catalog/data/paths.yaml matches them. be.out's `start time:`
+// (F0.start, kStart) resets all context events instead.
+const EventLifecycleLog = "lifecycle-log"
+
+// lifecycleRules are the restart markers that are not glog messages: glog
+// opens every log file it creates with a header whose first line is
+// `Log file created at: yyyy/mm/dd hh:mm:ss` (glog logging.cc,
+// LogFileObject::CreateLogfile; then `Running on machine: …` and `Log line
+// format: …`). A new process always creates a new be.INFO file (named by
+// time and pid); glog also creates one when the file reaches max_log_size,
+// which then ends an exit context of the same run (a rotation during the
+// seconds of a shutdown).
+var lifecycleRules = []lineRule{
+	{id: "F0.glog_file", kind: kLifecycleLog, prefix: "Log file created at: ",
+		re: mustCompile(`^Log file created at: \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}`)},
+}
+
+// lifecycleMsgs are the glog messages kept, by the start of the message
+// (prefix) and a part it must contain.
+var lifecycleMsgs = []struct{ prefix, contains string }{
+	{"BE ", " start step "}, {"CN ", " start step "},
+	{"BE ", " exit step "}, {"CN ", " exit step "},
+	{"BE started successfully", ""}, {"CN started successfully", ""},
+	{"BE exited successfully", ""}, {"CN exited successfully", ""},
+	{"got signal: ", "is going to exit"},
+	{"Doris main exit", ""},
+	{"Doris backend JNI is initialized", ""},
+	{"All service stopped, doris main exited", ""},
+}
+
+// isLifecycleMsg reports whether a glog message is a lifecycle log line.
+// The first byte is tested first: most glog lines start with none of them.
+func isLifecycleMsg(msg string) bool {
+	if msg == "" {
+		return false
+	}
+	switch msg[0] {
+	case 'B', 'C', 'g', 'D', 'A':
+	default:
+		return false
+	}
+	for _, m := range lifecycleMsgs {
+		if strings.HasPrefix(msg, m.prefix) && (m.contains == "" || strings.Contains(msg, m.contains)) {
+			return true
+		}
+	}
+	return false
+}

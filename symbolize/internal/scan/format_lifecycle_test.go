@@ -1,0 +1,71 @@
+package scan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// restartText is an exit line of one run, glog's header of the next run's
+// log file, a start line, then a crash of the next run.
+const restartText = `I20240527 10:00:00.000000 12345 doris_main.cpp:620] Doris main exiting.
+Log file created at: 2024/05/28 11:06:21
+Running on machine: host1
+Log line format: [IWEF]yyyymmdd hh:mm:ss.uuuuuu threadid file:line] msg
+I20240528 11:06:22.000000 22222 doris_main.cpp:470] Doris backend JNI is initialized.
+I20240528 11:06:23.000000 22222 fragment_mgr.cpp:100] an ordinary line
+*** Aborted at 1716865583 (unix time) try "date -d @1716865583" if you are using GNU date ***
+*** SIGSEGV address not mapped to object (@0x10) received by PID 22222 (TID 0x7f61da9f3700) from PID 16; stack trace: ***
+ 0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /root/doris/be/src/common/signal_handler.h:413
+ 1# 0x00007F6370552090 in /lib/x86_64-linux-gnu/libc.so.6
+ 2# doris::Tablet::cooldown() at /root/doris/be/src/olap/tablet.cpp:1971
+`
+
+func lifecycleEvents(c *Crash) []Event {
+	var out []Event
+	for _, e := range c.Events {
+		if e.Kind == EventLifecycleLog {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestRestartMarkers: glog's log-file header and the Doris start line are
+// lifecycle-log context events after the exit line, in input order; the
+// other header lines and ordinary glog lines are not.
+func TestRestartMarkers(t *testing.T) {
+	cs, err := ParseAll(context.Background(), strings.NewReader(restartText), ScanOptions{Source: "t"})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	ev := lifecycleEvents(cs[0])
+	require.Len(t, ev, 3)
+	assert.Equal(t, 1, ev[0].Line)
+	assert.Contains(t, ev[0].Text, "Doris main exiting.")
+	assert.Equal(t, 2, ev[1].Line)
+	assert.Equal(t, "Log file created at: 2024/05/28 11:06:21", ev[1].Text)
+	assert.Equal(t, 5, ev[2].Line)
+	assert.Contains(t, ev[2].Text, "Doris backend JNI is initialized.")
+
+	// The prefilter finds the header like the full rule set does.
+	assert.Equal(t, scanJSON(t, strings.NewReader(restartText), ScanOptions{}, false), scanJSON(t, strings.NewReader(restartText), ScanOptions{}, true))
+
+	// Another program's `Log file created at: <path>` is not glog's header.
+	text := strings.Replace(restartText, "Log file created at: 2024/05/28 11:06:21", "Log file created at: /tmp/run.log", 1)
+	cs, err = ParseAll(context.Background(), strings.NewReader(text), ScanOptions{Source: "t"})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	assert.Len(t, lifecycleEvents(cs[0]), 2)
+}
+
+func TestIsLifecycleMsg(t *testing.T) {
+	for _, m := range []string{"BE start step 1: daemon threads start successfully", "BE exited successfully", "Doris main exiting.", "Doris backend JNI is initialized.", "got signal: Terminated from pid: 1, is going to exit"} {
+		assert.True(t, isLifecycleMsg(m), m)
+	}
+	for _, m := range []string{"", "Doris backend JNI", "BE heartbeat ok", "got signal: Hangup", "Log file created at: 2024/05/28 11:06:21"} {
+		assert.False(t, isLifecycleMsg(m), m)
+	}
+}

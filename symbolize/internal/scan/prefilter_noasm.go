@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package scan
+
+// pairScanAll is the vector pair filter (prefilter_amd64.s); without it
+// the Go loop of scanFrom does the whole scan.
+func pairScanAll(s string, t *pairTables, out *[pairOut]uint64) (n, next int) { return 0, 0 }
+
+// hasAVX2 is false: there is no vector filter on this platform.
+const hasAVX2 = false
+
+// junkScanAVX2 is not called without AVX2 (hasAVX2 is false).
+func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int { return 0 }
