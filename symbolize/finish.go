@@ -231,6 +231,7 @@ func (in *incident) finish(p *parser) *Crash {
 			i--
 		}
 	}
+	in.sanitizerRun(p) // format_sanitizer.go: headerless sanitizer frames
 	in.chooseThreads(p)
 	in.decideProduct(p)
 	in.decideKind()

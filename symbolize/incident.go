@@ -73,6 +73,8 @@ type incident struct {
 	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
 	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
+	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
+	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 }
 
