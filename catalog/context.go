@@ -22,7 +22,11 @@ import (
 //     read: every pool thread is created under main or ExecEnv::init.
 //   - log_context: the last lifecycle log line the input printed before the
 //     incident (symbolize.EventLifecycleLog: a start or exit step of the
-//     backend, its signal-received and main-exiting messages).
+//     backend, its signal-received and main-exiting messages). Restart
+//     markers are lifecycle lines too (glog's `Log file created at:` header
+//     of a new be.INFO, Doris' `Doris backend JNI is initialized.`): no
+//     rule's glob matches them, so after a restart an exit line of the
+//     earlier run is no longer the context, and the marker is no evidence.
 //
 // Both are conditions of a path rule; with frames ["*"] they are its
 // evidence (weights weightFreedBy and weightLogContext).

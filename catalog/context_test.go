@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,25 +73,79 @@ func TestFreedByEvidence(t *testing.T) {
 }
 
 func TestSanitizerBugCondition(t *testing.T) {
-	daemon := symbolize.Frame{Function: "doris::Daemon::memory_tracker_profile_refresh_thread()"}
-	refresh := symbolize.Frame{Function: "doris::MemTrackerLimiter::refresh_all_tracker_profile()"}
+	// A report thread waiting on the StorageEngine's own report state: the
+	// engine is freed only at shutdown (corpus starrocks/113's shape).
+	wait := symbolize.Frame{Function: "starrocks::StorageEngine::wait_for_report_notify(long, bool)::{lambda()#2}::operator()() const"}
+	cvWait := symbolize.Frame{Function: "std::condition_variable::wait_until<std::chrono::_V2::steady_clock, std::chrono::duration<long, std::ratio<1l, 1000000000l> >, starrocks::StorageEngine::wait_for_report_notify(long, bool)::{lambda()#2}>()"}
 	c := defaultCatalog(t)
-	cr := frameCrash("", "memory_tracke", refresh, daemon)
+	cr := frameCrash("", "", wait, cvWait)
 	cr.Kind, cr.SanitizerBug = symbolize.KindSanitizer, "heap-use-after-free"
 	v := c.Classify(cr, signature.Signature{})
 	assert.Equal(t, PathLifecycle, v.Path)
 	assert.Equal(t, "lifecycle-daemon-use-after-free", v.PathRule)
 	assert.Equal(t, ConfidenceMedium, v.PathConfidence)
 
-	// The same frames in a SIGSEGV are the daemon's own work.
+	// Another sanitizer bug there is not the teardown race.
+	cr.SanitizerBug = "heap-buffer-overflow"
+	v = c.Classify(cr, signature.Signature{})
+	assert.NotEqual(t, "lifecycle-daemon-use-after-free", v.PathRule)
+
+	// A daemon loop's use-after-free is not teardown by itself: the
+	// memory GC and tracker threads read trackers that queries free while
+	// the process runs (apache/doris#27434, #28092).
+	daemon := symbolize.Frame{Function: "doris::Daemon::memory_tracker_profile_refresh_thread()"}
+	refresh := symbolize.Frame{Function: "doris::MemTrackerLimiter::refresh_all_tracker_profile()"}
 	cr = frameCrash("", "memory_tracke", refresh, daemon)
-	cr.Kind, cr.Signal = symbolize.KindSignal, "SIGSEGV"
+	cr.Kind, cr.SanitizerBug = symbolize.KindSanitizer, "heap-use-after-free"
 	v = c.Classify(cr, signature.Signature{})
 	assert.Equal(t, PathBackground, v.Path)
-	// Another sanitizer bug is not the teardown race either.
-	cr.Kind, cr.SanitizerBug = symbolize.KindSanitizer, "heap-buffer-overflow"
-	v = c.Classify(cr, signature.Signature{})
+}
+
+// gcThreadUAF is an ASAN heap-use-after-free on the Doris memory-GC daemon
+// while the process runs, shaped like apache/doris#27434 (the GC thread
+// prints the top memory consumers while a query's tracker is being
+// freed); freed is the innermost frame of its freed-by stack. Addresses,
+// paths and line numbers are made up.
+func gcThreadUAF(freed string) string {
+	return `==52811==ERROR: AddressSanitizer: heap-use-after-free on address 0x60f000a1c2e8 at pc 0x5581aa21c907 bp 0x7f10c5ddfe30 sp 0x7f10c5ddfe28
+READ of size 4 at 0x60f000a1c2e8 thread T39 (memory_gc_threa)
+    #0 0x5581aa21c906 in doris::MemTrackerLimiter::make_snapshot() const /src/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:110:33
+    #1 0x5581aa21f0d5 in doris::MemTrackerLimiter::make_top_consumption_snapshots(std::vector<doris::MemTracker::Snapshot, std::allocator<doris::MemTracker::Snapshot>>*, int) /src/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:200:40
+    #2 0x5581aa22258b in doris::MemTrackerLimiter::log_process_usage_str[abi:cxx11]() /src/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:260:5
+    #3 0x5581aa223035 in doris::MemTrackerLimiter::print_log_process_usage() /src/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:280:25
+    #4 0x5581a7400209 in doris::Daemon::memory_gc_thread() /src/doris/be/src/common/daemon.cpp:260:13
+    #5 0x5581a74081fb in doris::Daemon::start()::$_2::operator()() const /src/doris/be/src/common/daemon.cpp:450:60
+    #6 0x7f10e8a94ac2 in start_thread (/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
+
+0x60f000a1c2e8 is located 24 bytes inside of 168-byte region [0x60f000a1c2d0,0x60f000a1c378)
+freed by thread T512 (FragmentMgrThre) here:
+    #0 0x5581a2a2c0ad in operator delete(void*) (/opt/doris/be/lib/doris_be+0x2a2c0ad)
+    #1 0x5581aa210000 in ` + freed + ` /src/doris/be/src/runtime/x.cpp:80:5
+    #2 0x7f10e8a94ac2 in start_thread (/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
+
+SUMMARY: AddressSanitizer: heap-use-after-free /src/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:110:33 in doris::MemTrackerLimiter::make_snapshot() const
+==52811==ABORTING
+`
+}
+
+func TestDaemonUseAfterFreeWhileRunning(t *testing.T) {
+	// Freed by a query's teardown: the GC daemon's own work, background.
+	v, cr := classifyText(t, gcThreadUAF("doris::QueryContext::~QueryContext()"))
+	require.Equal(t, "heap-use-after-free", cr.SanitizerBug)
 	assert.Equal(t, PathBackground, v.Path)
+	assert.NotEqual(t, "lifecycle-daemon-use-after-free", v.PathRule)
+
+	// The report cut before its freed-by stack (the common paste): still
+	// the daemon's work.
+	text := gcThreadUAF("doris::QueryContext::~QueryContext()")
+	text = text[:strings.Index(text, "\n0x60f000a1c2e8 is located")+1]
+	v, _ = classifyText(t, text)
+	assert.Equal(t, PathBackground, v.Path)
+
+	// Freed by the shutdown sequence: teardown (lifecycle-freed-at-teardown).
+	v, _ = classifyText(t, gcThreadUAF("doris::ExecEnv::destroy()"))
+	assert.Equal(t, PathLifecycle, v.Path)
+	assert.Equal(t, "lifecycle-freed-at-teardown", v.PathRule)
 }
 
 // srDump is a StarRocks glog dump of a query's pipeline driver.
@@ -147,4 +203,46 @@ func TestLogContextEvidence(t *testing.T) {
 	// process lifetime.
 	v, _ = classifyText(t, glog("BE exit step 1: wait exec engine tasks finish successfully")+"start time: Mon Mar  3 10:20:00 CST 2025\n"+srDump)
 	assert.Equal(t, PathQuery, v.Path)
+}
+
+// TestRestartEndsExitContext: an exit line of an earlier run is not the
+// context of a crash after a restart (followed or concatenated be.INFO
+// files). glog's file header and the backends' start lines are lifecycle
+// lines that no rule matches: they end the exit context and are no
+// evidence themselves.
+func TestRestartEndsExitContext(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", "doris", "102-cooldown-write-meta-executors-dropped-tablet.txt"))
+	require.NoError(t, err)
+	crash := string(b)
+	exit := "I20240527 10:00:00.000000 12345 doris_main.cpp:620] Doris main exiting.\n"
+	header := "Log file created at: 2024/05/28 11:06:21\nRunning on machine: host1\nLog line format: [IWEF]yyyymmdd hh:mm:ss.uuuuuu threadid file:line] msg\n"
+	jni := "I20240528 11:06:22.000000 22222 doris_main.cpp:470] Doris backend JNI is initialized.\n"
+
+	alone, _ := classifyText(t, crash)
+	require.NotEqual(t, PathLifecycle, alone.Path)
+
+	// Without a restart marker the exit line is the context: teardown.
+	v, _ := classifyText(t, exit+crash)
+	assert.Equal(t, PathLifecycle, v.Path)
+	assert.Equal(t, "lifecycle-log-exit", v.PathRule)
+
+	for name, text := range map[string]string{
+		"header then start line": exit + header + jni + crash, // the review's reproduction (r7)
+		"header":                 exit + header + crash,
+		"start line":             exit + jni + crash,
+	} {
+		v, cr := classifyText(t, text)
+		assert.Equal(t, alone.Path, v.Path, name)
+		assert.Equal(t, alone.PathRule, v.PathRule, name)
+		e, ok := lastLifecycleLine(cr)
+		require.True(t, ok, name)
+		assert.NotContains(t, e.Text, "exiting", name)
+		for _, ev := range v.Evidence {
+			assert.NotContains(t, ev, "log line", name)
+		}
+	}
+
+	// An exit after the restart marker is the context again.
+	v, _ = classifyText(t, header+exit+crash)
+	assert.Equal(t, "lifecycle-log-exit", v.PathRule)
 }

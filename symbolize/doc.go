@@ -22,9 +22,12 @@
 //
 //  1. paste repair: trailing CR, Markdown quotes and fences,
 //     K8s/CRI/CI clock/syslog/dmesg prefixes, the Doris console
-//     `RuntimeLogger ` prefix, HTML entities; a line holding a whole
-//     collapsed dump is split at its frame and header markers (each repair
-//     is recorded in Crash.Notes);
+//     `RuntimeLogger ` prefix, HTML entities, line numbers a paste added
+//     (consecutive numbers, or a number before a `***` header), CI Markdown
+//     link prefixes; a line holding a whole collapsed dump is split at its
+//     frame and header markers, also a FATAL line whose dump follows on
+//     the same line; a boost frame hard-wrapped by a terminal is rejoined
+//     by a declarative table (each repair is recorded in Crash.Notes);
 //  2. an idle pre-filter: ordinary glog lines — most of a be.out or
 //     be.INFO — are recognized without a regular expression and skipped
 //     unless they are FATAL or the startup version banner; any other line
@@ -56,7 +59,16 @@
 //     (EventHiveFile, EventLoadFile). A headerless fragment — a run of 3 or
 //     more consecutively numbered boost or gdb frames starting above frame
 //     0, the header and the innermost frames cut off — is kept as an
-//     incident of unknown kind, marked corrupted (fragment.go).
+//     incident of unknown kind, marked corrupted (fragment.go); so is a
+//     run of sanitizer-format frames without the report's header, whose
+//     freed-by, allocated-by and thread-creation sections stay auxiliary
+//     stacks (a stack whose frame 0 is pthread_create is never the crash
+//     stack). A shell's report of the crash alone (`start_be.sh: line N:
+//     PID Segmentation fault (core dumped)`) is an incident with no stack,
+//     flagged corrupted with that reason. Lifecycle log lines (start and
+//     exit steps, `Doris main exiting.`, glog's `Log file created at:`)
+//     become lifecycle-log events that the catalog's log_context evidence
+//     reads.
 //
 // Live input: with ScanOptions.IdleTimeout (DefaultFollowIdleTimeout, 2 s,
 // for follow mode) the Scanner emits the open incident once the input has

@@ -231,6 +231,7 @@ func (in *incident) finish(p *parser) *Crash {
 			i--
 		}
 	}
+	in.sanitizerRun(p) // format_sanitizer.go: headerless sanitizer frames
 	in.chooseThreads(p)
 	in.decideProduct(p)
 	in.decideKind()
@@ -503,7 +504,7 @@ func (in *incident) decideKind() {
 		switch {
 		case c.Signal != "":
 			c.Kind = KindSignal
-		case in.family == "F1" || in.family == "F2" || in.hasFormat("F2"):
+		case in.family == "F1" || in.family == "F2" || in.hasFormat("F1") || in.hasFormat("F2"):
 			// A signal dump whose header lines were cut off the paste.
 			c.Kind = KindSignal
 			in.note("signal dump without its signal line: the signal is unknown")

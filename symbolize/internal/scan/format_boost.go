@@ -1,6 +1,9 @@
 package scan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Doris boost::stacktrace signal dumps (F1, Doris 1.1 → 4.x), formats spec
 // §4 F1. Frames (` 4# name at file:line`, ` 3# 0x00007F… in /lib64/libc.so.6`)
@@ -20,6 +23,71 @@ var boostRules = []lineRule{
 	// the straight quotes with curly ones or drop the suffix.
 	{id: "X.aborted_at", kind: kAbortedAt, prefix: "*** Aborted at ",
 		re: mustCompile(`^(?:\*\*\* )?Aborted at (\d+)`)},
+}
+
+// boostHeaderNext lists, for each F1 header line printed before `Aborted
+// at` (H1 Query id, H2 is nereids, H3 tablet id), the lines that may come
+// next. The handler prints H1–H5 with one write, in this order, and H4
+// (`Aborted at`) always (formats spec §4 F1.1): the next line that is not
+// blank is a later header line (H5, the commit line, is let pass before
+// H4 too, as the generated variants of testdata/defects print it; no check
+// follows it). Any other line a rule recognizes, or a
+// frame, means the text was cut inside the header (corpus doris/163, a
+// 2.0.7 header cut right before `*** Aborted at`): the header is a dump
+// of its own, cut, and that line is the next text's. An unrecognized line
+// passes (a retyped or mangled header line, corpus doris/056 `Abort at`).
+var boostHeaderNext = map[lineKind][]lineKind{
+	kQueryID: {kNereids, kTablet, kAbortedAt, kCommit},
+	kNereids: {kTablet, kAbortedAt, kCommit},
+	kTablet:  {kAbortedAt, kCommit},
+}
+
+// glogAfterAborted are the lines by which a glog dump (F2) goes on after
+// its `Aborted at` line and an F1 dump never does: the `PC:` line, and a
+// signal line without a reason (F2's; F1's carries one). After H1–H3 they
+// tell that the `Aborted at` line before them opened the next text's F2
+// dump: the F1 header before it was cut.
+var glogAfterAborted = map[lineKind]func(m []string) bool{
+	kPC:     func([]string) bool { return true },
+	kSignal: func(m []string) bool { return m[2] == "" },
+}
+
+// boostHeaderCut applies boostHeaderNext and glogAfterAborted to line ln
+// (of kind k, submatches m). cut says that the F1 header ends before the
+// line; then accept returns took: false when the incident ends there (the
+// caller opens the next one with the line), or what the next incident,
+// opened at the `Aborted at` line, answers.
+func (in *incident) boostHeaderCut(p *parser, ln lineInfo, k lineKind, m []string) (cut, took bool) {
+	if in.hasSig || k == kBlank {
+		return false, false
+	}
+	if k == kAbortedAt && in.lastKind == kAbortedAt {
+		in.twinAborted = true // see glogPCNext
+	}
+	if in.glogHeaderCut(p, ln, k, m) { // format_glog.go
+		return true, false
+	}
+	if at := in.boostAborted; at != nil && in.lastLine == kAbortedAt {
+		if f := glogAfterAborted[k]; f != nil && f(m) {
+			in.note("dump header cut before line %d: the %s line at %d is another dump's", at.line, map[lineKind]string{kPC: "PC:", kSignal: "signal"}[k], ln.no)
+			in.split = at
+			return true, in.splitAt(p, ln, k, m)
+		}
+		return false, false
+	}
+	next, ok := boostHeaderNext[in.lastLine]
+	if !ok || k == kOther && !startsIncident(k, ln.text, p) {
+		return false, false
+	}
+	if slices.Contains(next, k) {
+		if k == kAbortedAt && in.split == nil && !in.isCause() && !in.kernelOpened() {
+			in.boostAborted = in.splitPoint(ln.no)
+			in.boostAborted.own = true
+		}
+		return false, false
+	}
+	in.note("dump header cut after line %d: line %d is not the rest of it", in.c.EndLine, ln.no)
+	return true, false
 }
 
 // boostWrap is a way a boost frame line is hard-wrapped inside its name by

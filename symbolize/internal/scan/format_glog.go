@@ -43,6 +43,34 @@ var glogRules = []lineRule{
 		re: mustCompile(`^(\S+) ([A-Z][A-Z_]*(?: with [A-Z]+)?) \(build ([^)]*)\)$`)},
 }
 
+// glogPCNext are the lines that may follow a glog dump's `PC:` line (F2,
+// blank lines aside): its signal line, which has no reason text (formats
+// spec §4 F2), or, when two threads crashed at once and their dumps are
+// interleaved line by line (`Aborted at` twice, then `PC:` twice, corpus
+// formats/damage-two-dumps-interleaved), the twin's `PC:` line. Any other
+// line a rule recognizes, or a frame, means the text was cut after the
+// `PC:` line (corpus starrocks/050, a 3.1.5 preamble cut there): the
+// header is a dump of its own, cut, and that line is the next text's. An
+// unrecognized line passes (a mangled signal line, corpus doris/056).
+var glogPCNext = map[lineKind]func(in *incident, m []string) bool{
+	kSignal: func(_ *incident, m []string) bool { return m[2] == "" },
+	kPC:     func(in *incident, _ []string) bool { return in.twinAborted },
+}
+
+// glogHeaderCut reports whether line ln (of kind k, submatches m) cannot
+// follow the `PC:` line before it (glogPCNext): the incident ends before
+// it.
+func (in *incident) glogHeaderCut(p *parser, ln lineInfo, k lineKind, m []string) bool {
+	if in.lastLine != kPC || in.hasSig || k == kBlank || k == kOther && !startsIncident(k, ln.text, p) {
+		return false
+	}
+	if f := glogPCNext[k]; f != nil && f(in, m) {
+		return false
+	}
+	in.note("dump header cut after its PC: line (line %d): line %d is another text's", in.c.EndLine, ln.no)
+	return true
+}
+
 // keepCauseStack settles between a check failure's own stack (F3, `***
 // Check failure stack trace: ***` and its `@ 0x… fn` lines) and the
 // signal dump of the abort that follows it (F1 or F2), which usually

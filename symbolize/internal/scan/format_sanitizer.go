@@ -1,6 +1,9 @@
 package scan
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Sanitizer reports (F6): ASAN, LSAN, MSAN, UBSAN, TSAN; formats spec §4 F6.
 // Frames (`    #0 0x… in f file:line:col`) are parsed by parseSanitizerFrame.
@@ -110,13 +113,48 @@ func sanitizerShaped(raw string) bool {
 // sanitizerFragment turns an incident opened by headerless frames (taken
 // for a gdb backtrace) into the rest of a sanitizer report, when a line
 // only a sanitizer report has follows them: a stack header (`Thread T455
-// (…) created by T0 here:`, `freed by thread …`) or its SUMMARY. Where a
-// stack's header is cut, the stack may be any of the report's: the
-// access stack, or the freed-by, allocated-by or thread-creation stacks
-// that ASAN prints after it (compiler-rt asan_descriptions.cpp), which
-// are not where it crashed. So the frames become auxiliary stacks, and
-// chooseSanitizerCrash decides at the end.
+// (…) created by T0 here:`, `freed by thread …`), an address description
+// or its SUMMARY. Where a stack's header is cut, the stack may be any of
+// the report's: the access stack, or the freed-by, allocated-by or
+// thread-creation stacks that ASAN prints after it (compiler-rt
+// asan_descriptions.cpp), which are not where it crashed. So the frames
+// become auxiliary stacks, and chooseSanitizerCrash decides at the end.
+// An incident opened by a SUMMARY line (a SUMMARY pasted alone,
+// sanitizerSummaryStarts) becomes a sanitizer report with no stack yet.
 func (in *incident) sanitizerFragment(p *parser) bool {
+	if in.sec == secNone && len(in.stacks) == 0 && len(in.c.Formats) == 0 && !in.hasSig && in.c.Kind == KindUnknown && in.c.Message == "" {
+		in.addFormat("F6")
+		in.sec = secSanitizer
+		in.c.Kind = KindSanitizer
+		in.sanFrag = sanFragAttested
+		in.note("sanitizer SUMMARY line without the report before it")
+		return true
+	}
+	if !in.sanitizerShapedGDB() {
+		return false
+	}
+	in.toSanitizer(p)
+	if in.c.Kind == KindUnknown {
+		in.c.Kind = KindSanitizer
+	}
+	in.sanFrag = sanFragAttested
+	in.note("sanitizer frames without the report's first lines: stacks whose header is cut may be any of the report's")
+	return true
+}
+
+// Kinds of sanitizer fragments (incident.sanFrag): a run of headerless
+// sanitizer frames alone (sanitizerRun), or one that a line only a
+// sanitizer report prints attests (a stack header, an address
+// description, the SUMMARY: sanitizerFragment).
+const (
+	sanFragBare = 1 + iota
+	sanFragAttested
+)
+
+// sanitizerShapedGDB says whether the incident so far is headerless frames
+// read as a gdb backtrace that all have the sanitizer symbolizer's shape
+// (sanitizerShaped), with no signal and no sanitizer report line.
+func (in *incident) sanitizerShapedGDB() bool {
 	if in.sec != secGDB || in.hasSig || len(in.stacks) == 0 || in.hasFormat("F6") {
 		return false
 	}
@@ -130,6 +168,15 @@ func (in *incident) sanitizerFragment(p *parser) bool {
 			}
 		}
 	}
+	return true
+}
+
+// toSanitizer re-reads the gdb stacks of sanitizerShapedGDB as sanitizer
+// stacks whose header is cut (F6-aux): format F6 instead of F7, frames
+// parsed as `fn file:line:col` (not gdb's `fn (args) at file:line`), and
+// the gdb notes and damage marks dropped (a sanitizer frame line is not a
+// gdb frame line cut short).
+func (in *incident) toSanitizer(p *parser) {
 	fs := in.c.Formats[:0]
 	for _, x := range in.c.Formats {
 		if x != "F7" {
@@ -142,7 +189,7 @@ func (in *incident) sanitizerFragment(p *parser) bool {
 		s.origin = "F6-aux"
 		for i, f := range s.th.Frames {
 			if g, ok := p.parseSanitizerFrame(f.Raw); ok {
-				s.th.Frames[i] = g // `fn file:line:col`, not gdb's `fn (args) at file:line`
+				s.th.Frames[i] = g
 			}
 		}
 	}
@@ -155,11 +202,86 @@ func (in *incident) sanitizerFragment(p *parser) bool {
 	in.notes = notes
 	in.sec = secSanitizer
 	in.gdbOrphan, in.gdbPartial = 0, 0
-	if in.c.Kind == KindUnknown {
-		in.c.Kind = KindSanitizer
+}
+
+// sanitizerRun makes a headerless run of sanitizer frames that nothing
+// else in the text attests (no stack header, no SUMMARY) a sanitizer
+// fragment (sanFragBare) before the crashing thread is chosen: `    #3
+// 0x55d1c2a in doris::vectorized::Foo::bar(…) /root/doris/be/src/x.cpp:12:5`
+// is not a gdb frame. Its stack is the crash stack, of a crash of unknown
+// kind, unless its frame 0 is a thread-creation frame (sanitizerAuxTop):
+// ASAN prints the stack of the call that created the thread, which is not
+// where it crashed. finishSanitizerFragment then keeps it or drops it.
+func (in *incident) sanitizerRun(p *parser) {
+	if in.sanFrag != 0 || in.c.Kind != KindUnknown || in.c.Message != "" || !in.sanitizerShapedGDB() {
+		return
 	}
-	in.note("sanitizer frames without the report's first lines: stacks whose header is cut may be any of the report's")
-	return true
+	in.toSanitizer(p)
+	in.sanFrag = sanFragBare
+	for _, s := range in.stacks {
+		if len(s.th.Frames) == 0 {
+			continue
+		}
+		if role := sanitizerAuxTop(s.th.Frames); role != "" {
+			s.th.State = role + " stack (header cut; recognized by its frame 0)"
+			continue
+		}
+		s.origin = "F6"
+		return
+	}
+}
+
+// sanitizerAuxTops names the frames 0 of the stacks a sanitizer report
+// prints besides the crash stack that can be told by that frame alone:
+// the call that created a thread (`Thread T12 (…) created by T0 here:`,
+// compiler-rt asan_thread.cpp / asan_descriptions.cpp DescribeThread).
+// The stack of a freed or allocated block starts in the allocator's
+// interceptors (free, operator delete, malloc, operator new), as do the
+// crash stacks of a double free or a bad allocation size: those frames
+// do not tell the stacks apart, so they are not listed.
+var sanitizerAuxTops = []struct{ fn, role string }{
+	{"pthread_create", "thread-creation"},
+	{"pthread_create@@GLIBC_2.2.5", "thread-creation"},
+	{"pthread_create@GLIBC_2.2.5", "thread-creation"},
+}
+
+// sanitizerAuxTop returns the role of a stack whose frame 0 is one of
+// sanitizerAuxTops (the interceptor prefixes `__interceptor_`,
+// `___interceptor_` and `__wrap_` ignored), else "".
+func sanitizerAuxTop(frames []Frame) string {
+	if len(frames) == 0 || frames[0].Index != 0 {
+		return ""
+	}
+	fn := frames[0].Name()
+	if i := strings.IndexByte(fn, '('); i > 0 {
+		fn = fn[:i]
+	}
+	fn = strings.TrimSpace(fn)
+	for _, pre := range []string{"___interceptor_", "__interceptor_", "__wrap_"} {
+		if strings.HasPrefix(fn, pre) {
+			fn = fn[len(pre):]
+			break
+		}
+	}
+	for _, t := range sanitizerAuxTops {
+		if fn == t.fn {
+			return t.role
+		}
+	}
+	return ""
+}
+
+// sanitizerSummaryStarts says whether a SUMMARY line seen outside an
+// incident opens one: it does when it names a bug and a frame
+// (sanitizerSummary), the crash site of a report pasted without the rest
+// (LeakSanitizer's byte counts name no frame, and no crash).
+func sanitizerSummaryStarts(p *parser, text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "SUMMARY: ") {
+		return false
+	}
+	_, _, ok := p.sanitizerSummary(t)
+	return ok
 }
 
 // sanitizerEnd records the SUMMARY line of a sanitizer report.
@@ -202,19 +324,44 @@ func (in *incident) chooseSanitizerCrash() {
 		}
 	}
 	in.stacks = kept
+	for _, s := range in.stacks {
+		// A stack whose header is cut but whose frame 0 tells what it is
+		// (a thread's creation) is never the crash stack.
+		if s.origin == "F6-aux" && s.th.State == "" {
+			if role := sanitizerAuxTop(s.th.Frames); role != "" {
+				s.th.State = role + " stack (header cut; recognized by its frame 0)"
+			}
+		}
+	}
 	want := in.sanSummary.Name()
 	if want == "" {
 		// No SUMMARY: a first stack whose header is cut is the access
-		// stack when it is whole at the top (ASAN prints it first).
+		// stack when it is whole at the top (ASAN prints it first), or
+		// when ASAN's address description follows it (the description
+		// comes right after the access stack: asan_errors.cpp
+		// ErrorGeneric::Print), then with its first frames cut.
 		for _, s := range in.stacks {
-			if s.origin == "F6-aux" && s.th.State == "" && len(s.th.Frames) > 0 && s.th.Frames[0].Index == 0 && s == in.stacks[0] {
+			if s.origin != "F6-aux" || s.th.State != "" || len(s.th.Frames) == 0 || s != in.stacks[0] {
+				continue
+			}
+			if s.th.Frames[0].Index == 0 {
 				s.origin = "F6"
 				s.th.Crashed = true
 				in.note("the first stack, whose header is cut, taken as the crash stack: no SUMMARY line to check it against")
 				return
 			}
+			if s == in.sanAccessCut {
+				s.origin = "F6"
+				s.th.Crashed = true
+				s.th.Truncated = true
+				in.note("the stack before ASAN's address description taken as the crash stack (the access stack), its first frames cut: no SUMMARY line to check it against")
+				return
+			}
 		}
-		in.corrupt("sanitizer report without its crash stack and without a SUMMARY line naming the crash site")
+		// No stack can be the crash stack: keep the others as they are
+		// and say that the crashing thread's stack is not in the text
+		// (finishFragment gives the crash an empty crashing thread).
+		in.corrupt("sanitizer report without its crash stack and without a SUMMARY line naming the crash site: " + in.auxStacksText())
 		return
 	}
 	// The SUMMARY attests a sanitizer report: the incident is no bare
@@ -266,9 +413,18 @@ var sanitizerDescriptionRe = mustCompile(`^(?:Address )?0x[0-9a-fA-F]+ is locate
 
 // isSanitizerOnly reports whether a line (without its paste prefix) is
 // one only a sanitizer report prints: a stack header, an address
-// description, or the SUMMARY.
+// description, the SUMMARY, or the shadow-byte dump's first line or its
+// legend's (`Shadow bytes around the buggy address:`, `Shadow byte legend
+// (one shadow byte represents 8 application bytes):`).
 func isSanitizerOnly(t string) bool {
-	return isSanitizerStackHeader(t) || strings.HasPrefix(t, "SUMMARY: ") || sanitizerDescriptionRe.MatchString(t)
+	return isSanitizerStackHeader(t) || strings.HasPrefix(t, "SUMMARY: ") || sanitizerDescriptionRe.MatchString(t) || isShadowHeader(t)
+}
+
+// isShadowHeader says whether t opens ASAN's shadow-byte dump or its
+// legend (compiler-rt asan_errors.cpp PrintShadowMemoryForAddress,
+// PrintLegend), which it prints after the SUMMARY.
+func isShadowHeader(t string) bool {
+	return strings.HasPrefix(t, "Shadow bytes around the buggy address:") || strings.HasPrefix(t, "Shadow byte legend (")
 }
 
 // sanitizerLine takes a line isSanitizerOnly accepted into an incident
@@ -281,8 +437,15 @@ func (in *incident) sanitizerLine(p *parser, t string, ln lineInfo) {
 	case isSanitizerStackHeader(t):
 		s := in.newStack("F6-aux", 0)
 		s.th.State = strings.TrimSuffix(t, ":")
+	case isShadowHeader(t):
+		in.sec = secSanTail // the SUMMARY was cut: the report's tail
 	default:
-		// An address description: the frames after it are another stack.
+		// An address description: the frames after it are another stack,
+		// and a first stack whose header is cut before it is the access
+		// stack's tail (chooseSanitizerCrash).
+		if len(in.stacks) == 1 && in.stacks[0].th.State == "" && in.sanAccessCut == nil && in.sanSummary.Raw == "" {
+			in.sanAccessCut = in.stacks[0]
+		}
 		in.newStack("F6-aux", 0)
 	}
 	in.used(ln)
@@ -334,4 +497,27 @@ func shadowBytes(s string) bool {
 		n++
 	}
 	return n > 0
+}
+
+// auxStacksText says which stacks a sanitizer report without a crash stack
+// holds, for its CorruptedReason.
+func (in *incident) auxStacksText() string {
+	var named []string
+	n := 0
+	for _, s := range in.stacks {
+		if s.origin != "F6-aux" || len(s.th.Frames) == 0 {
+			continue
+		}
+		n++
+		if s.th.State != "" {
+			named = append(named, "'"+s.th.State+"'")
+		}
+	}
+	switch {
+	case n == 0:
+		return "no stack in the text"
+	case len(named) == n:
+		return "the text holds only auxiliary stacks (" + strings.Join(named, ", ") + "), no crashing stack"
+	}
+	return fmt.Sprintf("%d stack(s) whose header is cut, which may be any of the report's stacks (access, freed-by, allocated-by, thread-creation): none is taken for the crashing stack", n-len(named))
 }

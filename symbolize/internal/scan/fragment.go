@@ -1,6 +1,9 @@
 package scan
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Headerless stack fragments: a paste that holds only a run of numbered
 // frames of one family, cut off above the dump's header and its first
@@ -82,6 +85,17 @@ func plausibleFragmentFrame(f Frame) bool {
 // run consecutively), and otherwise makes it a crash of unknown kind,
 // marked corrupted. It runs after the kind was decided.
 func (in *incident) finishFragment() bool {
+	if c := in.c; in.hasFormat("F6") && c.Kind != KindLeak && c.CrashingThread() == nil && len(c.Threads) > 0 {
+		// A sanitizer report whose crash stack is not in the text
+		// (format_sanitizer.go chooseSanitizerCrash): an empty crashing
+		// thread stands for it, so that none of the report's other
+		// stacks (freed by, allocated by, thread creation) is taken for
+		// the crash stack.
+		c.Threads = append([]Thread{{Crashed: true, Truncated: true, Frames: []Frame{}}}, c.Threads...)
+	}
+	if in.sanFrag != 0 {
+		return in.finishSanitizerFragment()
+	}
 	if in.fragment == 0 {
 		return true
 	}
@@ -102,5 +116,69 @@ func (in *incident) finishFragment() bool {
 		c.Kind = KindUnknown
 	}
 	in.corrupt(fragmentReason)
+	return true
+}
+
+// finishSanitizerFragment applies the fragment rules to a sanitizer
+// report's middle (format_sanitizer.go sanitizerRun, sanitizerFragment).
+// A bare run of sanitizer frames is kept like the other fragments (a
+// consecutive run of at least minFragmentFrames frames) and stays of
+// unknown kind; one that a stack header, an address description or a
+// SUMMARY attests is kept whatever its length (those lines are no
+// numbered list) and is of kind sanitizer. Either is marked corrupted,
+// the reason saying what is missing: the report's first lines, the crash
+// stack's first frames, or the crash stack itself.
+func (in *incident) finishSanitizerFragment() bool {
+	c := in.c
+	ct := c.CrashingThread()
+	if in.sanFrag == sanFragBare {
+		run := ct
+		if run == nil || len(run.Frames) == 0 {
+			for i := range c.Threads {
+				if len(c.Threads[i].Frames) > 0 {
+					run = &c.Threads[i]
+					break
+				}
+			}
+		}
+		if run == nil || !consecutiveRun(run.Frames) {
+			return false
+		}
+		c.Kind = KindUnknown
+	}
+	summaryOnly := in.sanSummary.Raw != "" && len(in.stacks) == 1 && len(in.stacks[0].th.Frames) == 1 && in.stacks[0].th.Frames[0].Raw == in.sanSummary.Raw
+	switch {
+	case summaryOnly:
+		in.corrupt("only the SUMMARY line of a sanitizer report (fragment)")
+	case ct == nil || len(ct.Frames) == 0:
+		if strings.Contains(c.CorruptedReason, "without its crash stack") {
+			in.corrupt("sanitizer report fragment: its ERROR and access lines are missing")
+		} else {
+			in.corrupt("sanitizer report fragment without its ERROR line and without its crash stack: " + in.auxStacksText())
+		}
+	case ct.Frames[0].Index > 0 && in.sanSummary.Raw == "":
+		cut := "#0"
+		if n := ct.Frames[0].Index; n > 1 {
+			cut = fmt.Sprintf("#0-#%d", n-1)
+		}
+		in.corrupt("sanitizer stack without the report's ERROR and access lines and its frames " + cut + " (fragment)")
+	default:
+		in.corrupt("sanitizer report fragment: its ERROR and access lines are missing")
+	}
+	return true
+}
+
+// consecutiveRun says whether frames are a run of at least
+// minFragmentFrames frames numbered one after the other (inlined frames
+// may repeat a number).
+func consecutiveRun(frames []Frame) bool {
+	if len(frames) < minFragmentFrames {
+		return false
+	}
+	for i := 1; i < len(frames); i++ {
+		if frames[i].Index != frames[i-1].Index+1 && !frames[i].Inlined && frames[i].Index != frames[i-1].Index {
+			return false
+		}
+	}
 	return true
 }

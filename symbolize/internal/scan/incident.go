@@ -65,6 +65,9 @@ type incident struct {
 	split                       *split // where a dump header followed an abort cause
 	assertLine                  bool   // a C assert() message was seen
 	lastKind                    lineKind
+	lastLine                    lineKind   // kind of the last line taken that was not blank
+	boostAborted                *split     // an `Aborted at` line right after F1 header lines (format_boost.go)
+	twinAborted                 bool       // two `Aborted at` lines in a row: two dumps interleaved (format_glog.go glogPCNext)
 	cutBy                       string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
 	fatalAt                     glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
 	framePrefixed               bool       // the last frame line carried a paste prefix
@@ -73,6 +76,8 @@ type incident struct {
 	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
 	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
+	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
+	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 }
 
@@ -364,7 +369,15 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 	if in.shellOnly && k != kBlank && (k != kOther || startsIncident(k, ln.text, p)) {
 		return false // the shell's report stands alone: a dump after it is another crash's
 	}
-	defer func() { in.lastKind = k }()
+	if cut, took := in.boostHeaderCut(p, ln, k, m); cut { // format_boost.go
+		return took
+	}
+	defer func() {
+		in.lastKind = k
+		if k != kBlank {
+			in.lastLine = k
+		}
+	}()
 	if in.split == nil && splitHeaders[k] && !in.hasSig && (in.isCause() || in.kernelOpened()) {
 		// A dump header after an abort cause: the abort's own dump, or the
 		// next crash's; the signal line will tell (see kSignal).
@@ -946,9 +959,11 @@ func (in *incident) closedBy(k lineKind) bool {
 	case kCheckHeader:
 		// glog prints the check failure's header before its frames and
 		// before the SIGABRT dump: after a dump's frames it is the next
-		// crash's.
+		// crash's. It prints it once per check failure: past the one this
+		// incident holds (even one cut before its frames, corpus
+		// starrocks/078), it is the next check failure's.
 		return in.sec == secHeader && !in.isCause() && (c.Kind == KindUnknown || c.Kind == KindSignal) ||
-			!in.hasStack("F3") && in.hasDumpFrames()
+			!in.hasStack("F3") && in.hasDumpFrames() || in.sec != secCheck && in.opened("F3")
 	case kGDBCore, kGDBTerminated, kJstackStart, kDorisAPIStart, kDiagGroup:
 		return in.sec == secHeader // a signal dump's header, cut before its frames
 	case kCoredumpStart:
@@ -998,6 +1013,17 @@ func (in *incident) startsOtherStack(p *parser, text string) bool {
 	return false
 }
 
+// opened reports whether the incident opened a stack of this origin, with
+// frames or not.
+func (in *incident) opened(origin string) bool {
+	for _, s := range in.stacks {
+		if s.origin == origin {
+			return true
+		}
+	}
+	return false
+}
+
 // hasStack reports whether the incident holds a stack of this origin with
 // frames.
 func (in *incident) hasStack(origin string) bool {
@@ -1042,6 +1068,7 @@ type split struct {
 	formats  int
 	pcFrame  Frame
 	versOnly bool
+	own      bool // the header lines before the split point are the closed incident's alone (a cut F1 header, format_boost.go): the next one takes none of their fields
 }
 
 func (in *incident) splitPoint(line int) *split {
@@ -1058,8 +1085,10 @@ func (in *incident) splitAt(p *parser, ln lineInfo, k lineKind, m []string) bool
 	c := in.c
 	n := newIncident(p, lineInfo{no: sp.line})
 	nc := n.c
-	nc.Product, nc.Version, nc.Build, nc.BuildType = c.Product, c.Version, c.Build, c.BuildType
-	nc.QueryID, nc.FragmentID, nc.PlanNodeID, nc.TabletID, nc.IsNereids = c.QueryID, c.FragmentID, c.PlanNodeID, c.TabletID, c.IsNereids
+	if !sp.own {
+		nc.Product, nc.Version, nc.Build, nc.BuildType = c.Product, c.Version, c.Build, c.BuildType
+		nc.QueryID, nc.FragmentID, nc.PlanNodeID, nc.TabletID, nc.IsNereids = c.QueryID, c.FragmentID, c.PlanNodeID, c.TabletID, c.IsNereids
+	}
 	nc.Trackers, nc.Time, nc.FaultPC = c.Trackers[len(sp.saved.Trackers):], c.Time, c.FaultPC
 	nc.Formats = append([]string(nil), c.Formats[sp.formats:]...)
 	n.pcFrame = in.pcFrame

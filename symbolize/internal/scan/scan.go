@@ -1012,6 +1012,8 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		return true
 	case kTcmalloc:
 		return isFatalAllocatorLine(text)
+	case kSanEnd:
+		return sanitizerSummaryStarts(p, text) // a SUMMARY line alone (format_sanitizer.go)
 	case kShell:
 		return shellCrash(text) != nil // a crash with no stack (format_misc.go)
 	case kOther:

@@ -1,0 +1,228 @@
+package scan
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Sanitizer report fragments (format_sanitizer.go sanitizerRun,
+// sanitizerFragment; fragment.go finishSanitizerFragment). The texts are
+// constructed: lines cut from the corpus ASAN texts named at each one
+// (and from testdata/formats/f6-asan-then-f1.txt), put together the way
+// tickets paste the middle of a long report.
+
+// cutLines returns lines from..to (1-based, inclusive) of a file under
+// testdata.
+func cutLines(t *testing.T, name string, from, to int) string {
+	t.Helper()
+	b, err := os.ReadFile("../../../testdata/" + name)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	require.GreaterOrEqual(t, len(lines), to)
+	return strings.Join(lines[from-1:to], "")
+}
+
+const (
+	corpusMow     = "corpus/doris/154-asan-mow-calc-between-segments-stack-overflow-brpc-heavy.txt"
+	corpusSRExec  = "corpus/starrocks/098-asan-fragment-executor-execute-heap-use-after-free.txt"
+	corpusTopN    = "corpus/doris/148-asan-uaf-topn-merge-sort-cursor-summary-only.txt"
+	formatsASAN   = "formats/f6-asan-then-f1.txt"
+	creationFrame = "    #0 0x563e8a1c2b3a in pthread_create (/opt/doris/be/lib/doris_be+0x1c2b3a)\n"
+)
+
+// creationStack is a thread-creation stack: frame 0 from the format
+// example, frames 1-4 constructed (bthread's worker start, as Doris'
+// brpc server starts it), frames 5-8 cut from corpus doris/148.
+func creationStack(t *testing.T) string {
+	return creationFrame +
+		"    #1 0x563ea2b15b00 in bthread::TaskControl::add_workers(int) (/opt/doris/be/lib/doris_be+0x238cfb00)\n" +
+		"    #2 0x563ea2b15b10 in bthread::TaskControl::init(int) (/opt/doris/be/lib/doris_be+0x238cfb10)\n" +
+		"    #3 0x563ea2b15b20 in bthread::get_or_new_task_control() (/opt/doris/be/lib/doris_be+0x238cfb20)\n" +
+		"    #4 0x563ea2b15b30 in bthread_start_background (/opt/doris/be/lib/doris_be+0x238cfb30)\n" +
+		cutLines(t, corpusTopN, 1, 4)
+}
+
+// A bare run of sanitizer frames cut from the middle of an access stack
+// is a fragment of unknown kind, read as sanitizer frames (F6, not gdb),
+// and the reason says that the ERROR line and frames #0-#1 are missing.
+func TestSanitizerFragmentBareRun(t *testing.T) {
+	text := cutLines(t, corpusMow, 8, 12) // frames #2-#6
+	for _, in := range []string{text, "I1201 10:00:00.000000 1 x.cpp:1] before\n" + text + "I1201 10:00:01.000000 1 x.cpp:2] after\n"} {
+		cs := parseText(t, in)
+		require.Len(t, cs, 1)
+		c := cs[0]
+		assert.Equal(t, KindUnknown, c.Kind)
+		assert.Equal(t, []string{"F6"}, c.Formats)
+		assert.True(t, c.Corrupted)
+		assert.Contains(t, c.CorruptedReason, "ERROR and access lines")
+		assert.Contains(t, c.CorruptedReason, "frames #0-#1")
+		assert.NotContains(t, c.CorruptedReason, "gdb")
+		ct := c.CrashingThread()
+		require.NotNil(t, ct)
+		require.Len(t, ct.Frames, 5)
+		assert.Equal(t, 2, ct.Frames[0].Index)
+		// (parseSanitizerFrame leaves llvm-symbolizer's unknown location
+		// `??:?` on the name, in whole reports too: frames.go.)
+		assert.True(t, strings.HasPrefix(ct.Frames[2].Function, "doris::MergeIndexDeleteBitmapCalculatorContext::Comparator::is_key_same(doris::Slice const&, doris::Slice const&) const"), ct.Frames[2].Function)
+		assert.Equal(t, uint64(0x561321f618df), uint64(ct.Frames[2].PC))
+	}
+}
+
+// A run from #0 with no header before it is a fragment too: the header
+// is what is missing (StarRocks frames without debug columns, corpus
+// starrocks/098).
+func TestSanitizerFragmentFromZero(t *testing.T) {
+	cs := parseText(t, cutLines(t, corpusSRExec, 4, 6))
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, KindUnknown, c.Kind, "no signal and no report line name the bug")
+	assert.Contains(t, c.CorruptedReason, "ERROR and access lines are missing")
+	assert.NotContains(t, c.CorruptedReason, "gdb")
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 3)
+	assert.Equal(t, "/root/starrocks/be/src/exec/pipeline/fragment_executor.cpp", ct.Frames[2].File)
+	assert.Equal(t, 291, ct.Frames[2].Line)
+}
+
+// Two sanitizer frames are not a fragment; nor is a run whose numbers
+// jump.
+func TestSanitizerFragmentTooShort(t *testing.T) {
+	assert.Empty(t, parseText(t, cutLines(t, corpusMow, 8, 9)))
+	jump := cutLines(t, corpusMow, 8, 9) + cutLines(t, corpusMow, 11, 12) // #2 #3 #5 #6
+	assert.Empty(t, parseText(t, jump))
+}
+
+// A thread-creation stack, with its header or without it, is never the
+// crash stack: a fragment holding only it has an empty crashing thread,
+// says so, and its key is CORRUPTED (not pthread_create or main).
+func TestSanitizerFragmentCreationOnly(t *testing.T) {
+	stack := creationStack(t)
+	for name, text := range map[string]string{
+		"header":    "Thread T455 (FragmentMgrThre) created by T0 here:\n" + stack,
+		"no header": stack,
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := parseText(t, text)
+			require.Len(t, cs, 1)
+			c := cs[0]
+			assert.True(t, c.Corrupted)
+			assert.Contains(t, c.CorruptedReason, "only auxiliary stacks")
+			assert.Contains(t, c.CorruptedReason, "no crashing stack")
+			ct := c.CrashingThread()
+			require.NotNil(t, ct)
+			assert.Empty(t, ct.Frames)
+			require.Len(t, c.Threads, 2)
+			assert.False(t, c.Threads[1].Crashed)
+			assert.Equal(t, "pthread_create", c.Threads[1].Frames[0].Function)
+			assert.Contains(t, c.Threads[1].State, "thread-creation")
+		})
+	}
+}
+
+// The frame 0 of a creation stack names it whatever the interceptor
+// prefix; allocator frames do not (a double free's crash stack starts in
+// operator delete too).
+func TestSanitizerAuxTop(t *testing.T) {
+	for fn, want := range map[string]string{
+		"pthread_create":                    "thread-creation",
+		"__interceptor_pthread_create":      "thread-creation",
+		"___interceptor_pthread_create":     "thread-creation",
+		"operator delete(void*)":            "",
+		"doris::Thread::start_thread(a, b)": "",
+	} {
+		assert.Equal(t, want, sanitizerAuxTop([]Frame{{Index: 0, Function: fn}}), fn)
+	}
+	assert.Empty(t, sanitizerAuxTop([]Frame{{Index: 3, Function: "pthread_create"}}), "a cut stack's first frame is not its frame 0")
+	assert.Empty(t, sanitizerAuxTop(nil))
+}
+
+// Cut access-stack frames, then the address description and the freed-by
+// stack (formats example, lines 5-12): the stack before the description
+// is the access stack with frame #0 cut; the freed-by stack stays apart.
+// Without the description, the cut stack may be any stack of the report.
+func TestSanitizerFragmentAccessBeforeDescription(t *testing.T) {
+	cs := parseText(t, cutLines(t, formatsASAN, 5, 12))
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	assert.Contains(t, c.CorruptedReason, "its frames #0 (fragment)")
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 2)
+	assert.Equal(t, "doris::vectorized::Channel::send_local_block(doris::vectorized::Block*)", ct.Frames[0].Function)
+	require.Len(t, c.Threads, 2)
+	assert.Equal(t, "freed by thread T455 (FragmentMgrThre) here", c.Threads[1].State)
+	assert.False(t, c.Threads[1].Crashed)
+
+	// The same frames followed by the freed-by stack without the
+	// description: no stack is taken for the crash.
+	text := cutLines(t, formatsASAN, 5, 6) + cutLines(t, formatsASAN, 9, 11)
+	cs = parseText(t, text)
+	require.Len(t, cs, 1)
+	c = cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	ct = c.CrashingThread()
+	require.NotNil(t, ct)
+	assert.Empty(t, ct.Frames)
+	assert.Contains(t, c.CorruptedReason, "none is taken for the crashing stack")
+}
+
+// A SUMMARY line alone gives the bug type and its frame (corpus
+// doris/148's SUMMARY); LeakSanitizer's byte counts alone are no crash.
+func TestSanitizerSummaryAlone(t *testing.T) {
+	cs := parseText(t, cutLines(t, corpusTopN, 6, 6))
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	assert.Equal(t, "heap-use-after-free", c.SanitizerBug)
+	assert.Contains(t, c.CorruptedReason, "only the SUMMARY line")
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 1)
+	assert.Equal(t, "doris::vectorized::MergeSortBlockCursor::less_at(doris::vectorized::MergeSortBlockCursor const&, int) const", ct.Frames[0].Function)
+	assert.Equal(t, 331, ct.Frames[0].Line)
+
+	// Between log lines, and with the shadow bytes after it.
+	cs = parseText(t, "I1201 10:00:00.000000 1 x.cpp:1] before\n"+cutLines(t, corpusTopN, 6, 10))
+	require.Len(t, cs, 1)
+	assert.Equal(t, "heap-use-after-free", cs[0].SanitizerBug)
+
+	assert.Empty(t, parseText(t, "SUMMARY: AddressSanitizer: 64 byte(s) leaked in 2 allocation(s).\n"))
+}
+
+// The creation stack's tail and the SUMMARY (corpus doris/148 as
+// stored): the SUMMARY's frame is the crash, the creation stack a thread
+// that did not crash.
+func TestSanitizerFragmentCreationTailAndSummary(t *testing.T) {
+	cs := parseText(t, cutLines(t, corpusTopN, 1, 17))
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 1)
+	assert.Equal(t, 331, ct.Frames[0].Line)
+	assert.Contains(t, c.CorruptedReason, "ERROR and access lines are missing")
+}
+
+// A headerless run followed by the shadow-byte dump (SUMMARY cut) is a
+// sanitizer report's tail: kind sanitizer, and the run, which may be any
+// of the report's stacks, is not taken for the crash stack.
+func TestSanitizerFragmentShadowTail(t *testing.T) {
+	text := cutLines(t, corpusMow, 8, 12) + cutLines(t, corpusTopN, 7, 17) +
+		"Shadow byte legend (one shadow byte represents 8 application bytes):\n  Addressable:           00\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	c := cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	ct := c.CrashingThread()
+	require.NotNil(t, ct)
+	assert.Empty(t, ct.Frames)
+	require.Len(t, c.Threads, 2)
+	assert.Len(t, c.Threads[1].Frames, 5)
+}
