@@ -184,6 +184,29 @@ func lineNumberAnchor(pre string) bool {
 	return true
 }
 
+// numberedStart reports whether an unrecognized line is a line of a
+// line-numbered paste (a numbered pasteShapes prefix) whose rest starts a
+// stack (`14  0# doris::…`, `215     @     0x7f39… google::…`). Its prefix
+// is learned only from the line after it; until then an open incident
+// would take it as a foreign line and the stack would lose its first
+// frame: the incident ends before it, and the scanner replays it once
+// the prefix is known (lines.go relearnPrev).
+func numberedStart(p *parser, text string) bool {
+	if text == "" || !isDigit(text[0]) {
+		return false
+	}
+	for i := range pasteShapes {
+		sh := &pasteShapes[i]
+		if !sh.numbered {
+			continue
+		}
+		if m := sh.re.FindStringIndex(text); m != nil && m[1] < len(text) && startsIncident(kOther, text[m[1]:], p) {
+			return true
+		}
+	}
+	return false
+}
+
 // pastePrefix returns the length of a pasteShapes prefix that line b
 // carries and line a, the one before it, carries too, or 0.
 func pastePrefix(a, b []byte) int {

@@ -1136,6 +1136,9 @@ func (in *incident) isThreadDump() bool { return in.c.Kind == KindThreadDump }
 // frameOrNoise handles frame lines, message continuations and foreign lines.
 func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	text := ln.text
+	if k == kOther && numberedStart(p, text) { // format_misc.go
+		return false
+	}
 	switch in.sec {
 	case secNone, secHeader, secBoost, secGlog, secCheck, secCause, secDone:
 		if f, ok := p.parseBoostFrame(text); ok {

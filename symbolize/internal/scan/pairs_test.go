@@ -294,3 +294,30 @@ func TestInterleavedTwinHeaders(t *testing.T) {
 	assert.True(t, cs[0].Corrupted)
 	assert.Contains(t, cs[0].CorruptedReason, "interleaved")
 }
+
+// TestNumberedFramesAfterDump: a line-numbered paste of a stack right
+// after another dump, with no `***` header to learn the line numbers from,
+// keeps its first frame (numberedStart ends the open dump before it, the
+// scanner replays it once the next line teaches the prefix).
+func TestNumberedFramesAfterDump(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", "doris", "007-hashjoin-hash-variable-len-row.txt"))
+	require.NoError(t, err)
+	first := parseString(t, string(b))
+	require.Len(t, first, 1)
+	numbered := "14  0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /be/src/common/signal_handler.h:421\n" +
+		"15  1# 0x00007F3A4C442520 in /lib/x86_64-linux-gnu/libc.so.6\n" +
+		"16  2# doris::vectorized::HashJoinProbeContext::probe(doris::vectorized::Block*) at /be/src/vec/exec/join/process_hash_table_probe.cpp:318\n" +
+		"17  3# start_thread at ./nptl/pthread_create.c:442\n"
+	alone := parseString(t, numbered)
+	require.Len(t, alone, 1)
+	require.Len(t, alone[0].CrashingThread().Frames, 4)
+	for _, sep := range []string{"", "\n"} {
+		cs := parseString(t, joinTexts(string(b), numbered, sep, false))
+		require.Len(t, cs, 2, "sep %q", sep)
+		assert.Len(t, cs[0].CrashingThread().Frames, len(first[0].CrashingThread().Frames), "the first dump takes no numbered line")
+		ct := cs[1].CrashingThread()
+		require.NotNil(t, ct)
+		require.Len(t, ct.Frames, 4, "sep %q: the numbered stack keeps its first frame", sep)
+		assert.Equal(t, 0, ct.Frames[0].Index)
+	}
+}

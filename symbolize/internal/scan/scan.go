@@ -742,8 +742,10 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		}
 	}
 	p.process(text, lineInfo{no: p.lineNo, runtimeLogger: rl, prefixed: prefixed, truncated: truncated})
-	if p.cur != nil && p.pfx.prevNo == p.lineNo {
-		p.pfx.prevIdle = false // an incident saw it
+	if p.pfx.prevNo == p.lineNo {
+		// An incident holds it, or none does (one that saw it may have
+		// ended before it: format_misc.go numberedStart).
+		p.pfx.prevIdle = p.cur == nil && !truncated
 	}
 }
 
