@@ -9,18 +9,25 @@
 //
 //   - model.go: the crash model (Crash, Thread, Frame, Event, Addr, Kind,
 //     Product) and its JSON;
-//   - scan.go, lines.go: the Scanner (line reading, paste repair, live
-//     input), the parser's per-line loop;
-//   - prefilter.go, fastrun.go: the idle path — one literal scan for the
-//     anchors of every rule, and runs of ordinary lines, binary junk and
-//     NUL holes skipped without running a rule;
+//   - scan.go, live.go: the Scanner (line reading, ScanOptions, live input
+//     with an idle timeout);
+//   - parser.go, lines.go, prefix.go, holes.go: the parser's per-line loop,
+//     paste repair, learned line prefixes, NUL holes;
+//   - classify.go, prefilter*.go, fastrun.go, junkscan.go: which rule a
+//     line matches, and the idle path — one literal (on amd64 vector) scan
+//     for the anchors of every rule, runs of ordinary lines, binary junk
+//     and NUL holes skipped without running a rule;
 //   - format*.go, frames.go, regexp.go: the declarative format tables and
 //     the frame-line parsers (boost, glog `@`, sanitizer, gdb, Java,
-//     systemd-coredump);
-//   - incident.go, finish.go, fragment.go: assembly of an incident's parts
-//     and its finishing (crashing thread, product, kind, corruption);
-//   - parallel.go, parallel_state.go: ScanParallel, the exact chunked scan
-//     of one large file.
+//     systemd-coredump), lifecycle log lines;
+//   - incident.go, incident_header.go, incident_frames.go,
+//     incident_bounds.go, incident_jvm.go, finish.go, finish_gdb.go,
+//     fragment.go: assembly of an incident's parts (headers, frames, where
+//     it ends or splits) and its finishing (crashing thread, product, kind,
+//     corruption);
+//   - parallel.go, parallel_worker.go, parallel_lines.go,
+//     parallel_state.go: ScanParallel, the exact chunked scan of one large
+//     file.
 //
 // Contract and invariants (tested; FUZZING.md at the repository root says
 // how the fuzz targets check them):

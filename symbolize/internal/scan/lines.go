@@ -2,10 +2,7 @@ package scan
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strings"
-	"unsafe"
 )
 
 // lineInfo is one input line after paste repair (§2 of the formats spec).
@@ -340,55 +337,6 @@ func markerStarts(s string, max int) int {
 // (digits free) until another one is learned. It never contains a glog
 // header: glog lines are recognized before any learning.
 
-// maxPrefixBytes bounds a learned prefix.
-const maxPrefixBytes = 8 << 10
-
-// headerAnchors are the dump headers that may follow a prefix on their
-// line: `*** ` and one of these.
-var headerAnchors = []string{"Aborted at ", "SIG", "Signal ", "Query id: ", "is nereids: ", "tablet id: ", "Current BE git commitID: ", "Check failure stack trace"}
-
-// headerAnchor returns the position of the first strong dump header in s,
-// or -1.
-func headerAnchor(s string) int {
-	off := 0
-	for off < len(s) {
-		i := strings.Index(s[off:], "*** ")
-		if i < 0 {
-			return -1
-		}
-		i += off
-		rest := s[i+4:]
-		for _, h := range headerAnchors {
-			if strings.HasPrefix(rest, h) {
-				return i
-			}
-		}
-		off = i + 4
-	}
-	return -1
-}
-
-// prefixLearner holds the prefix learned so far and the previous
-// unrecognized line to learn from.
-type prefixLearner struct {
-	shape    string // learned prefix; a run of digits stands for any run of digits
-	prev     []byte
-	hasPrev  bool
-	prevNo   int  // line number of prev
-	prevIdle bool // prev was dropped by the idle path (no incident saw it)
-	prevCut  bool // prev is only the first maxPrefixBytes+2 bytes of its line
-	// prevHits are the prefilter's anchors in prev, when prevScanned.
-	prevHits    scanHits
-	prevScanned bool
-}
-
-// sameAsPrev reports whether t, line no, is the line after prev and equal
-// to it but for its digits (then learn would learn nothing from them, and
-// the prefilter would find the same anchors).
-func (l *prefixLearner) sameAsPrev(t []byte, no int) bool {
-	return l.hasPrev && l.prevScanned && !l.prevCut && l.prevNo == no-1 && len(t) <= maxPrefixBytes && equalModDigits(l.prev, t)
-}
-
 // sameAsPrevCmp is sameAsPrev that also says whether the lines were
 // compared and found to differ (then learnPrefix's first test fails too).
 func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
@@ -397,51 +345,6 @@ func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
 	}
 	same = equalModDigits(l.prev, t)
 	return same, !same
-}
-
-// keep is learn for a line sameAsPrev: it becomes the previous line.
-func (l *prefixLearner) keep(t []byte, no int, idle bool) {
-	l.prev = append(l.prev[:0], t...)
-	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, false, false
-}
-
-// strip removes the learned prefix from t; it returns the rest and whether
-// the prefix was there.
-func (l *prefixLearner) strip(t []byte) ([]byte, bool) {
-	if l.shape == "" || len(t) == 0 || (t[0] != l.shape[0] && !(isDigit(t[0]) && isDigit(l.shape[0]))) {
-		return t, false
-	}
-	if n := matchPrefix(t, l.shape); n > 0 {
-		return t[n:], true
-	}
-	return t, false
-}
-
-// learnAnchored learns the text before a dump header as the prefix when it
-// ends with a blank and is not only digits (a run of digits alone would
-// strip the start of too many lines). It reports whether it learned.
-func (l *prefixLearner) learnAnchored(pre string) bool {
-	if len(pre) > maxPrefixBytes || pre == "" || (pre[len(pre)-1] != ' ' && pre[len(pre)-1] != '\t') {
-		return false
-	}
-	if lineNumberAnchor(pre) { // `106 *** Aborted at …` (format_misc.go)
-		l.shape = pre
-		return true
-	}
-	for i := 0; i < len(pre); i++ {
-		if c := pre[i]; !isDigit(c) && c != ' ' && c != '\t' {
-			l.shape = pre
-			return true
-		}
-	}
-	return false
-}
-
-// learn compares an unrecognized line with the previous one. It returns
-// the length of the prefix learned from them (0 when none), else keeps t
-// as the previous line (number no; idle when no incident saw it).
-func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
-	return l.learnCmp(t, no, idle, false)
 }
 
 // learnCmp is learn for a line that sameAsPrevCmp found to differ from
@@ -457,70 +360,6 @@ func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs bool) int {
 	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, len(t) > maxPrefixBytes+2, false
 	return 0
 }
-
-// relearnPrev returns the previous line without the prefix just learned
-// from it, when no incident saw it: it may have been the first line of a
-// dump. Only the start of a long line is kept: info.truncated says so, so
-// that a dump read from it is marked cut. The returned bytes stay valid
-// until the next call of learn.
-func (l *prefixLearner) relearnPrev(no int) (rest []byte, info lineInfo, ok bool) {
-	if !l.hasPrev && !l.prevIdle || !l.prevIdle || l.prevNo != no-1 || len(l.prev) == 0 {
-		return nil, lineInfo{}, false
-	}
-	l.prevIdle, l.hasPrev = false, false
-	rest, ok = l.strip(l.prev)
-	if !ok {
-		return nil, lineInfo{}, false
-	}
-	rest, _, _ = normalizeLine(rest)
-	return rest, lineInfo{no: l.prevNo, prefixed: true, truncated: l.prevCut}, len(rest) > 0
-}
-
-// matchPrefix returns the length of the text matching shape at the start of
-// t (digit runs match digit runs), or 0. A line that holds only the prefix
-// with its trailing blanks trimmed (a blank line behind a prefix) matches.
-func matchPrefix(t []byte, shape string) int {
-	i, j := 0, 0
-	for i < len(shape) {
-		if j >= len(t) {
-			if strings.TrimRight(shape[i:], " \t") == "" {
-				return j
-			}
-			return 0
-		}
-		c := shape[i]
-		if isDigit(c) {
-			if !isDigit(t[j]) {
-				return 0
-			}
-			for i < len(shape) && isDigit(shape[i]) {
-				i++
-			}
-			for j < len(t) && isDigit(t[j]) {
-				j++
-			}
-			continue
-		}
-		if t[j] != c {
-			return 0
-		}
-		i++
-		j++
-	}
-	return j
-}
-
-// timestampChars are the characters of a timestamp-like prefix.
-const timestampChars = "0123456789 -:.,/+TZ[]"
-
-// learnPrefix returns the length of the prefix b shares with a, up to and
-// including its last separator, or 0. Digit runs compare equal to any
-// digit run. The prefix stops early where a glog line or a prefix of a
-// known family (which normalizeLine removes) begins: those are content.
-// Two lines equal but for their digits (a retried allocation, a log loop)
-// teach no prefix. It runs on every unrecognized idle line, so it is one
-// pass without allocation.
-func learnPrefix(a, b []byte) int { return learnPrefixCmp(a, b, false) }
 
 // learnPrefixCmp is learnPrefix knowing, when differs, that a and b are
 // not equal but for their digits.
@@ -595,64 +434,4 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 		}
 	}
 	return last
-}
-
-// equalModDigits reports whether the walk of learnPrefix goes through both
-// a and b to their ends: they are equal but for their runs of digits. It
-// goes over equal bytes eight at a time and looks at digits only where the
-// lines differ.
-func equalModDigits(a, b []byte) bool {
-	i, j := 0, 0
-	for {
-		for i+8 <= len(a) && j+8 <= len(b) {
-			if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[j:]); x != 0 {
-				d := bits.TrailingZeros64(x) >> 3
-				i, j = i+d, j+d
-				break
-			}
-			i, j = i+8, j+8
-		}
-		for i < len(a) && j < len(b) && a[i] == b[j] {
-			i, j = i+1, j+1
-		}
-		// A difference or an end. Inside a run of digits (or where both
-		// lines have one) the runs match whatever their digits and length.
-		da, db := i < len(a) && isDigit(a[i]), j < len(b) && isDigit(b[j])
-		if da && db || (da || db) && i > 0 && isDigit(a[i-1]) {
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			continue
-		}
-		return i == len(a) && j == len(b)
-	}
-}
-
-// timestampChar marks the characters of a timestamp-like prefix.
-var timestampChar = func() (t [256]bool) {
-	for i := 0; i < len(timestampChars); i++ {
-		t[timestampChars[i]] = true
-	}
-	return t
-}()
-
-// contentStarts reports whether b begins with a glog line or with a prefix
-// normalizeLine knows: a learned prefix ends before either.
-func contentStarts(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if _, _, _, ok := glogLine(unsafe.String(&b[0], len(b))); ok {
-		return true
-	}
-	t, rl, pre := normalizeLine(b)
-	if rl || pre && len(t) < len(b) {
-		return true
-	}
-	v := unsafe.String(&b[0], len(b))
-	r, _ := allRules.match(v, v, false)
-	return r != nil
 }
