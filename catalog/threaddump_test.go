@@ -15,7 +15,7 @@ import (
 )
 
 // Thread stacks of synthetic dumps, innermost first, written from the
-// frames of testdata/formats/f7-*.txt and symbolize/testdata/paste/pstack.txt
+// frames of testdata/formats/f7-*.txt and symbolize/internal/scan/testdata/paste/pstack.txt
 // and the backends' sources (the pools' wait loops, paths.yaml idle_*).
 var (
 	stIdlePool = []string{"pthread_cond_wait@@GLIBC_2.3.2", "doris::ThreadPool::dispatch_thread()", "doris::Thread::supervise_thread(void*)", "start_thread", "clone"}
@@ -236,9 +236,9 @@ func TestThreadDumpRealTexts(t *testing.T) {
 			"path unknown: no busy thread of the dump carries path evidence; thread dump: 0 of 2 threads busy; idle: 1 (doris::ThreadPool::dispatch_thread×1); without frames: 1", ""},
 		{"testdata/formats/f7-starrocks-diagnose.txt", PathUnknown, "", ConfidenceLow,
 			"idle: 4 (bthread::TaskGroup::wait_task×3, starrocks::ThreadPool::dispatch_thread×1)", ""},
-		{"symbolize/testdata/paste/pstack.txt", PathScan, "scan-operator", ConfidenceLow,
+		{"symbolize/internal/scan/testdata/paste/pstack.txt", PathScan, "scan-operator", ConfidenceLow,
 			"thread dump: 1 of 3 threads busy: 1 scan (scan-operator×1; e.g. doris::OlapScanNode::transfer_thread); idle: 2 (doris::ThreadPool::dispatch_thread×1, main×1)", "path scan/scan-operator by rule scan-operator"},
-		{"symbolize/testdata/paste/gdb-thread-lwp-only.txt", PathScan, "segment-read", ConfidenceLow, "1 of 1 threads busy", "by rule scan-segment-read"},
+		{"symbolize/internal/scan/testdata/paste/gdb-thread-lwp-only.txt", PathScan, "segment-read", ConfidenceLow, "1 of 1 threads busy", "by rule scan-segment-read"},
 	} {
 		p := parseLog(t, tc.file)
 		require.NotEmpty(t, p.crashes, tc.file)
