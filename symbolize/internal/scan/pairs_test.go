@@ -287,7 +287,7 @@ func TestCutDumpHeaders(t *testing.T) {
 // (`Aborted at` twice, `PC:` twice) stay one corrupted incident: the
 // second `PC:` line is the twin's, not a cut (glogPCNext).
 func TestInterleavedTwinHeaders(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "formats", "damage-two-dumps-interleaved.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "formats", "damage-two-dumps-interleaved.txt"))
 	require.NoError(t, err)
 	cs := parseString(t, string(b))
 	require.Len(t, cs, 1)
@@ -300,7 +300,7 @@ func TestInterleavedTwinHeaders(t *testing.T) {
 // keeps its first frame (numberedStart ends the open dump before it, the
 // scanner replays it once the next line teaches the prefix).
 func TestNumberedFramesAfterDump(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", "doris", "007-hashjoin-hash-variable-len-row.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "corpus", "doris", "007-hashjoin-hash-variable-len-row.txt"))
 	require.NoError(t, err)
 	first := parseString(t, string(b))
 	require.Len(t, first, 1)
