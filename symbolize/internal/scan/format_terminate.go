@@ -41,6 +41,14 @@ func (in *incident) exceptionFrame(p *parser, f Frame, ln lineInfo) bool {
 			return false
 		}
 	}
+	return in.addExceptionFrame(p, f, ln)
+}
+
+// addExceptionFrame adds f to the exception's stack (origin "F4"): a frame
+// 0 after frames, or the first frame, opens it (one exception stack per
+// message), and the frames must be numbered consecutively. It reports
+// whether it took the frame.
+func (in *incident) addExceptionFrame(p *parser, f Frame, ln lineInfo) bool {
 	if in.cur == nil || in.cur.origin != "F4" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
 		if in.hasStack("F4") {
 			return false // one exception stack per message
@@ -101,18 +109,7 @@ func (in *incident) exceptionTraceLine(p *parser, ln lineInfo) bool {
 		if m[sh.file] != "" {
 			f.File, f.Line = m[sh.file], atoi(m[sh.line])
 		}
-		if in.cur == nil || in.cur.origin != "F4" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
-			if in.hasStack("F4") {
-				return false
-			}
-			in.newStack("F4", 2)
-		}
-		if n := len(in.cur.th.Frames); n > 0 && f.Index != in.cur.th.Frames[n-1].Index+1 {
-			return false
-		}
-		in.addFormat("F4")
-		in.addFrame(p, f, ln)
-		return true
+		return in.addExceptionFrame(p, f, ln)
 	}
 	return false
 }
