@@ -156,34 +156,13 @@ func (d *decoder) defect(n *yaml.Node, field string) Defect {
 			})
 		case "affected":
 			df.Affected = d.strs(v, f)
-			for i, s := range df.Affected {
-				r, err := ParseRange(s)
-				if err != nil {
-					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
-					continue
-				}
-				df.affected = append(df.affected, r)
-			}
+			df.affected = parseEach(d, v, f, df.Affected, ParseRange)
 		case "fixed":
 			df.Fixed = d.strs(v, f)
-			for i, s := range df.Fixed {
-				fv, err := parsePlain(strings.TrimSpace(s))
-				if err != nil {
-					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
-					continue
-				}
-				df.fixed = append(df.fixed, fv)
-			}
+			df.fixed = parseEach(d, v, f, df.Fixed, func(s string) (Version, error) { return parsePlain(strings.TrimSpace(s)) })
 		case "fixed_likely":
 			df.FixedLikely = d.strs(v, f)
-			for i, s := range df.FixedLikely {
-				lf, err := ParseLikelyFix(s)
-				if err != nil {
-					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "%v", err)
-					continue
-				}
-				df.fixedLikely = append(df.fixedLikely, lf)
-			}
+			df.fixedLikely = parseEach(d, v, f, df.FixedLikely, ParseLikelyFix)
 		case "links":
 			df.Links = d.strs(v, f)
 			for i, s := range df.Links {
@@ -438,3 +417,19 @@ func (d *decoder) stack(n *yaml.Node, field string) StackKnowledge {
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// parseEach parses every string of a list field (read from the sequence
+// node v, named field) with parse; an item that does not parse is reported
+// at its own line and left out.
+func parseEach[T any](d *decoder, v *yaml.Node, field string, items []string, parse func(string) (T, error)) []T {
+	var out []T
+	for i, s := range items {
+		x, err := parse(s)
+		if err != nil {
+			d.errf(v.Content[i], fmt.Sprintf("%s[%d]", field, i), ErrInvalid, "%v", err)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
