@@ -135,6 +135,11 @@ const dorisAPISummary = "summary: "
 type pasteShape struct {
 	id string
 	re *regexp.Regexp // the prefix, anchored; group 1, if any, is a line number
+	// may is a byte test every line carrying the shape passes: the
+	// expression runs only on lines it accepts (the learner tries the
+	// shapes on every pair of digit-led lines: Java logger and jvm
+	// timestamps, issue 11's hot path).
+	may func(b []byte) bool
 	// numbered: group 1 must count up by one from the line before to this
 	// one (a line-numbered paste, `cat -n`, an editor's gutter), so that
 	// two lines that merely start with numbers teach nothing.
@@ -146,7 +151,17 @@ type pasteShape struct {
 var pasteShapes = []pasteShape{
 	// `105 Minidump created at …`, `109     @     0x7f39… doris::…`: a
 	// line number and blanks, nothing else.
-	{id: "P.line_number", re: mustCompile(`^(\d{1,7})[ \t]+`), numbered: true},
+	{id: "P.line_number", re: mustCompile(`^(\d{1,7})[ \t]+`), may: digitsThenBlank, numbered: true},
+}
+
+// digitsThenBlank reports whether b starts with 1 to 7 digits and a blank
+// or tab (the shape of P.line_number, without the expression).
+func digitsThenBlank(b []byte) bool {
+	i := 0
+	for i < len(b) && i < 8 && isDigit(b[i]) {
+		i++
+	}
+	return i > 0 && i <= 7 && i < len(b) && (b[i] == ' ' || b[i] == '\t')
 }
 
 // markdownLinkPrefix is a CI console's line link pasted as Markdown before
@@ -197,7 +212,7 @@ func numberedStart(p *parser, text string) bool {
 	}
 	for i := range pasteShapes {
 		sh := &pasteShapes[i]
-		if !sh.numbered {
+		if !sh.numbered || !sh.may([]byte(text[:min(len(text), 8)])) {
 			continue
 		}
 		if m := sh.re.FindStringIndex(text); m != nil && m[1] < len(text) && startsIncident(kOther, text[m[1]:], p) {
@@ -215,6 +230,9 @@ func pastePrefix(a, b []byte) int {
 	}
 	for i := range pasteShapes {
 		sh := &pasteShapes[i]
+		if !sh.may(b) || !sh.may(a) {
+			continue
+		}
 		mb := sh.re.FindSubmatchIndex(b)
 		if mb == nil || mb[1] >= len(b) {
 			continue // a prefix with nothing after it teaches nothing
