@@ -55,15 +55,23 @@ var lifecycleMsgs = []struct{ prefix, contains string }{
 	{"All service stopped, doris main exited", ""},
 }
 
+// lifecycleFirst holds the first bytes of lifecycleMsgs' prefixes,
+// derived from the table so that a message added there is never skipped
+// by the cheap first-byte test (glog INFO lines reach isLifecycleMsg).
+var lifecycleFirst = func() (t [256]bool) {
+	for _, m := range lifecycleMsgs {
+		t[m.prefix[0]] = true
+	}
+	return t
+}()
+
 // isLifecycleMsg reports whether a glog message is a lifecycle log line.
 // The first byte is tested first: most glog lines start with none of them.
 func isLifecycleMsg(msg string) bool {
 	if msg == "" {
 		return false
 	}
-	switch msg[0] {
-	case 'B', 'C', 'g', 'D', 'A':
-	default:
+	if !lifecycleFirst[msg[0]] {
 		return false
 	}
 	for _, m := range lifecycleMsgs {
