@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
 
@@ -212,6 +213,12 @@ func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) 
 }
 
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
+	if !sv.created {
+		if n := creationChain(crash, sv.frames); n > 0 {
+			c.decideCreated(v, crash, sv, n)
+			return
+		}
+	}
 	qs := queryIDState(crash)
 	qbit := idBits(crash)
 	best := -1
@@ -233,6 +240,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	// the first named frame after the crash mechanism when their conditions do.
 	consider := func(ri int, h hit) {
 		r := &c.rules[ri]
+		if sv.created && r.Path == PathLifecycle {
+			return
+		}
 		w := h.src.weight() * c.crules[ri].weight
 		k := 0
 		for k < nAgree && agree[k].path != r.Path {
@@ -408,6 +418,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			if !cr.idsHold(qbit) {
 				continue
 			}
+			if sv.created && c.rules[i].Path == PathLifecycle {
+				continue
+			}
 			for _, g := range cr.threads {
 				if g.match(name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
 					wb = i
@@ -484,4 +497,43 @@ func threadMatches(globs []glob, t *symbolize.Thread) bool {
 		}
 	}
 	return false
+}
+
+// decideCreated decides the path of a thread-creation stack (creationChain:
+// its first n frames start a thread): the frames below the chain are the
+// code that created the thread's pool, weak evidence of the work the
+// thread ran, like a thread name. The path rules run on the stack without
+// the chain and without the frames a lifecycle rule matches (main,
+// ExecEnv::init: every pool is created there), and the lifecycle rules do
+// not hold; what they find is low confidence.
+func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, sv *stackView, n int) {
+	omit := make([]bool, len(sv.frames))
+	frames := make([]string, len(sv.frames))
+	copy(frames, sv.frames)
+	for i := 0; i < n; i++ {
+		omit[i], frames[i] = true, ""
+	}
+	for _, h := range sv.hits {
+		if omit[h.frame] {
+			continue
+		}
+		for _, o := range c.owners[h.glob] {
+			if o.kind == 0 && c.rules[o.idx].Path == PathLifecycle && c.crules[o.idx].accepts(h) {
+				omit[h.frame], frames[h.frame] = true, ""
+				break
+			}
+		}
+	}
+	cv := c.viewFrom(crash, frames, signature.Signature{}, omit)
+	cv.created = true
+	c.decidePath(v, crash, cv)
+	c.releaseView(cv)
+	top := sv.frames[n-1]
+	why := "frames #0-#" + strconv.Itoa(n-1) + " (down to " + top + ") start a thread and the incident has no signal, sanitizer error, message or exception: the stack is the creation stack of the thread (a sanitizer's `Thread T… created by T… here` block cut from its header), not the crash; the code that created the thread's pool is weak evidence of what the thread ran, like a thread name, and the frames of the lifecycle rules (main, ExecEnv init: every pool is created under them) are not evidence"
+	if v.Path == PathUnknown {
+		v.Evidence = append(v.Evidence[:0], "path unknown: "+why+"; no path rule places the code between them")
+		return
+	}
+	v.PathConfidence = ConfidenceLow
+	v.Evidence = append([]string{"path " + string(v.Path) + "/" + v.Area + " from a thread-creation stack (weak, confidence low): " + why}, v.Evidence...)
 }

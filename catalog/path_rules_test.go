@@ -169,6 +169,24 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 		{"libc's per-thread free at thread exit is the thread's teardown", "",
 			framesNamed("je_tsd_fetch_slow", "jemalloc_usable_size", "my_free", "__libc_thread_freeres", "start_thread"),
 			PathLifecycle, "thread-exit"},
+		{"starting a legacy FileScanNode's scanner threads is the load scan (the node is only a template argument)", "1-2",
+			framesNamed("std::vector<std::thread, std::allocator<std::thread> >::_M_realloc_insert<void (starrocks::vectorized::FileScanNode::*)(int, int), starrocks::vectorized::FileScanNode*, int, unsigned long>(__gnu_cxx::__normal_iterator<std::thread*, std::vector<std::thread> >, void (starrocks::vectorized::FileScanNode::*&&)(int, int), starrocks::vectorized::FileScanNode*&&, int&&, unsigned long&&)"),
+			PathLoad, "load-scan"},
+		{"the StarOSWorker's own lock faulting: g_worker is gone (shutdown_staros_worker)", "",
+			framesNamed("pthread_rwlock_rdlock", "starrocks::StarOSWorker::get_shard_filesystem(unsigned long, std::unordered_map<std::string, std::string> const&)", "starrocks::StarletFileSystem::new_writable_file(starrocks::WritableFileOptions const&, std::string const&)"),
+			PathLifecycle, "shutdown"},
+		{"starlet's heartbeat reads shard infos from the worker", "",
+			framesNamed("staros::FilePathInfo::FilePathInfo(staros::FilePathInfo const&)", "starrocks::StarOSWorker::get_shard_info(unsigned long) const", "staros::starlet::StarMgrClient::worker_heartbeat()"),
+			PathBackground, "starlet-worker"},
+		{"a StarOSWorker method with nothing visible below it is starlet's call", "",
+			framesNamed("staros::S3FileStoreInfo::S3FileStoreInfo(staros::S3FileStoreInfo const&)", "starrocks::StarOSWorker::get_shard_info(unsigned long) const"),
+			PathBackground, "starlet-worker"},
+		{"a flat-JSON merge writing a compaction's output is the compaction", "0-0",
+			framesNamed("starrocks::JsonMerger::merge(std::vector<starrocks::ColumnPtr> const&)", "starrocks::FlatJsonColumnCompactor::_merge_columns(std::vector<starrocks::ColumnPtr>&)", "starrocks::FlatJsonColumnCompactor::finish()"),
+			PathBackground, "compaction"},
+		{"starlet's shutdown hooks run in shutdown_staros_worker", "",
+			framesNamed("staros::starlet::common::ShutdownHook::shutdown()", "starrocks::shutdown_staros_worker()", "starrocks::start_be(std::vector<starrocks::StorePath> const&, bool)"),
+			PathLifecycle, "shutdown"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,4 +342,52 @@ func TestSharedComponentConfidence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStarOSWorkerCallers: the worker's methods are starlet's only when no
+// StarRocks frame calls them, and a lock fault in them is the worker gone
+// only when StarRocks code (not starlet, not the worker's filesystem cache)
+// took the worker's own lock.
+func TestStarOSWorkerCallers(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	classify := func(frames ...string) Verdict {
+		return c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed(frames...)}}}, signature.Signature{})
+	}
+	v := classify("starrocks::StarOSWorker::get_shard_info(unsigned long) const", "starrocks::lake::TabletManager::is_tablet_in_worker(long)", "starrocks::lake::vacuum(starrocks::lake::TabletManager*, starrocks::VacuumRequest const&, starrocks::VacuumResponse*)")
+	assert.NotEqual(t, "background-starlet-worker", v.PathRule, "a StarRocks caller places it: %v", v.Evidence)
+	assert.Equal(t, PathBackground, v.Path, "vacuum is background by its own rule: %v", v.Evidence)
+	v = classify("pthread_rwlock_rdlock", "starrocks::StarOSWorker::worker_info() const", "staros::starlet::StarMgrClient::worker_heartbeat()")
+	assert.NotEqual(t, "lifecycle-staros-worker-gone", v.PathRule, "starlet holds its own reference to the worker: %v", v.Evidence)
+	v = classify("pthread_rwlock_wrlock", "starrocks::LRUCache::lookup(starrocks::CacheKey const&, unsigned int)", "starrocks::StarOSWorker::find_fs_cache(std::string const&)", "starrocks::StarOSWorker::get_shard_filesystem(unsigned long, std::unordered_map<std::string, std::string> const&)")
+	assert.NotEqual(t, "lifecycle-staros-worker-gone", v.PathRule, "the filesystem cache's lock is not the worker's: %v", v.Evidence)
+}
+
+// TestCreationStack: a stack whose first frames start a thread, in an
+// incident with no signal, sanitizer error, message or exception, is the
+// creation stack of the crashing thread (an ASAN `created by` block cut from
+// its header): the code that created the pool is weak evidence, and main or
+// ExecEnv::init below it (where every pool is created) is not lifecycle
+// evidence. With a signal the same frames are a crash during startup.
+func TestCreationStack(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	frames := framesNamed("starrocks::Thread::start_thread(std::string const&, std::string const&, std::function<void ()> const&, unsigned long, scoped_refptr<starrocks::Thread>*)",
+		"starrocks::ThreadPool::create_thread()", "starrocks::ThreadPool::init()", "starrocks::ThreadPoolBuilder::build(std::unique_ptr<starrocks::ThreadPool>*) const",
+		"starrocks::FragmentMgr::FragmentMgr(starrocks::ExecEnv*)", "starrocks::ExecEnv::_init(std::vector<starrocks::StorePath> const&)", "main")
+	v := c.Classify(&symbolize.Crash{Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}, signature.Signature{})
+	require.NotEmpty(t, v.Evidence)
+	assert.Equal(t, PathQuery, v.Path, v.Evidence[0])
+	assert.Equal(t, ConfidenceLow, v.PathConfidence)
+	assert.Contains(t, v.Evidence[0], "thread-creation stack")
+	assert.Contains(t, v.Evidence[0], "frames #0-#3")
+
+	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}, signature.Signature{})
+	assert.Equal(t, PathLifecycle, v.Path, "a fault while creating a pool at startup: %v", v.Evidence)
+
+	// Only the creators main and ExecEnv::init: nothing places the thread.
+	v = c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("pthread_create", "starrocks::Thread::start_thread(std::string const&, std::string const&, std::function<void ()> const&, unsigned long, scoped_refptr<starrocks::Thread>*)", "starrocks::ExecEnv::_init(std::vector<starrocks::StorePath> const&)", "main")}}}, signature.Signature{})
+	assert.Equal(t, PathUnknown, v.Path, "%v", v.Evidence)
+	require.NotEmpty(t, v.Evidence)
+	assert.Contains(t, v.Evidence[0], "creation stack")
 }

@@ -31,7 +31,10 @@ type stackView struct {
 	// product types in their template arguments name it
 	// (stackTable.workStart); their own names say nothing.
 	typeStart int
-	texts     []string
+	// created marks the view of a thread-creation stack with its creation
+	// chain blanked (decideCreated): lifecycle rules do not hold there.
+	created bool
+	texts   []string
 	// nameHits are the hits on frame names alone (what defects look at).
 	nameHits []hit
 	state    []uint8
@@ -167,6 +170,14 @@ func (s *stackView) hasCaller(g int32, from, to int) int {
 }
 
 func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Signature) *stackView {
+	return c.viewFrom(crash, frames, sig, nil)
+}
+
+// viewFrom is view without reading the frames omit marks (nil: none): they
+// give no evidence, neither their names nor the product types in them (a
+// thread-creation chain and the frames it was created under,
+// decideCreated).
+func (c *Catalog) viewFrom(crash *symbolize.Crash, frames []string, sig signature.Signature, omit []bool) *stackView {
 	if len(frames) > maxStack {
 		frames = frames[:maxStack]
 	}
@@ -176,6 +187,7 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	}
 	v.frames = frames
 	v.crash = crash
+	v.created = false
 	var th []symbolize.Frame
 	if crash != nil {
 		if t := crashingThread(crash); t != nil {
@@ -195,6 +207,9 @@ func (c *Catalog) view(crash *symbolize.Crash, frames []string, sig signature.Si
 	v.start = start
 	v.typeStart = c.stack.workStart(frames, start)
 	for i, name := range frames {
+		if i < len(omit) && omit[i] {
+			continue
+		}
 		if name != "" {
 			buf = c.ix.matches(buf[:0], name, sc)
 			c.addHits(v, buf, i, srcName, "")

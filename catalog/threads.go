@@ -99,3 +99,41 @@ func (t *idleTable) idleOf(frames []string) (idle bool, at int) {
 	}
 	return false, -1
 }
+
+// creationFrames are the frames of the code that starts a thread in both
+// backends (be/src/util/thread.cpp Thread::create/start_thread,
+// be/src/util/threadpool.cpp ThreadPool::init/create_thread and
+// ThreadPoolBuilder::build, std::thread, and the sanitizers' pthread_create
+// interceptor at the top of a `Thread T5 created by T0 here:` block).
+var creationFrames = compileGlobs([]string{
+	"pthread_create", "__interceptor_pthread_create", "___interceptor_pthread_create", "__pthread_create_*",
+	"*::Thread::start_thread", "*::Thread::create", "*::ThreadPool::create_thread", "*::ThreadPool::init",
+	"*::ThreadPoolBuilder::build", "std::thread::_M_start_thread", "std::thread::thread",
+})
+
+// creationChain returns the number of frames of a thread-creation chain at
+// the top of the crashing stack when the stack is a creation stack rather
+// than the crash: the incident has no signal, sanitizer bug type, message or
+// exception (a sanitizer report cut before its error line and crashing
+// stack, starting inside the `created by` block whose header was cut too),
+// and its first named frame starts a thread. It returns 0 otherwise. Such a
+// stack says who created the thread (a pool of FragmentMgr, of the pipeline
+// task scheduler), never what crashed on it: every pool thread is created
+// under main or ExecEnv::init.
+func creationChain(crash *symbolize.Crash, frames []string) int {
+	if crash == nil || crash.Signal != "" || crash.SanitizerBug != "" || crash.Message != "" || crash.ExceptionType != "" ||
+		crash.Kind != symbolize.KindUnknown && crash.Kind != symbolize.KindSanitizer {
+		return 0
+	}
+	n := 0
+	for i, f := range frames {
+		if f == "" {
+			continue
+		}
+		if !anyGlob(creationFrames, f) {
+			break
+		}
+		n = i + 1
+	}
+	return n
+}
