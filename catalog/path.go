@@ -109,6 +109,31 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	return cr
 }
 
+// noFrame is where a universal rule holds by a condition that is evidence
+// of its own (the preamble's file line) when the crash shows no frame of
+// work: it sorts after every frame (better: the innermost frame wins).
+const noFrame = maxStack
+
+// hasNamedFrame reports whether the stack has a named frame.
+func (s *stackView) hasNamedFrame() bool {
+	for _, f := range s.frames {
+		if f != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWorkFrame reports whether a named frame follows the crash mechanism.
+func (s *stackView) hasWorkFrame() bool {
+	for at := s.start; at < len(s.frames); at++ {
+		if s.frames[at] != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // ruleHold is where and how a rule holds.
 type ruleHold struct {
 	at int // frame index (-1: a weak rule)
@@ -215,8 +240,26 @@ func better(a *PathRule, aAt int, aw float64, b *PathRule, bAt int, bw float64) 
 func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) {
 	if !sv.created {
 		if n := creationChain(crash, sv.frames); n > 0 {
-			c.decideCreated(v, crash, sv, n)
+			why := "frames #0-#" + strconv.Itoa(n-1) + " (down to " + sv.frames[n-1] + ") start a thread and the incident has no signal, sanitizer error, message or exception: the stack is the creation stack of the thread (a sanitizer's `Thread T… created by T… here` block cut from its header), not the crash"
+			if !c.decideCreated(v, crash, sv.frames, n, why) {
+				v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
+				v.Evidence = append(v.Evidence[:0], "path unknown: "+why+"; "+createdWhy+"; no path rule places the code between them")
+			}
 			return
+		}
+		if !sv.hasNamedFrame() {
+			if t := creationThread(crash); t != nil {
+				sub := *crash
+				th := *t
+				th.Crashed = true
+				sub.Threads = []symbolize.Thread{th}
+				frames := FrameNames(&sub)
+				why := "the crashing thread shows no frame and the incident's " + strconv.Quote(t.State) + " is the creation stack of a thread, not the crash"
+				if c.decideCreated(v, &sub, frames, creationChain(nil, frames), why) {
+					return
+				}
+				*v = Verdict{CatalogRevision: v.CatalogRevision, SignatureAlgorithm: v.SignatureAlgorithm, Status: v.Status}
+			}
 		}
 	}
 	qs := queryIDState(crash)
@@ -287,6 +330,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				src = srcLogContext
 			}
 		}
+		held := false
 		for at := sv.start; at < len(sv.frames); at++ {
 			if sv.frames[at] != "" && c.callersHold(cr, sv, at) {
 				prev := best
@@ -294,8 +338,15 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				if best == ri && prev != ri {
 					bestCtx = ch
 				}
+				held = true
 				break
 			}
+		}
+		// The preamble's file line is evidence of its own: a preamble-only
+		// text, or one cut at the signal handler, has no frame after the
+		// mechanism for the rule to hold at (noFrame).
+		if !held && cr.fileLine != 0 && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
 		}
 	}
 	// One pass over the hits, innermost frame first: the first hit at which
@@ -342,7 +393,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// Built by hand: this line is written for every crash and fmt was a
 		// fifth of the classification's time.
 		var b strings.Builder
-		b.Grow(160 + len(r.Why) + len(sv.frames[at]))
+		b.Grow(200 + len(r.Why))
 		b.WriteString("path ")
 		b.WriteString(string(r.Path))
 		b.WriteByte('/')
@@ -367,12 +418,16 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteString(sv.hitText(h))
 			b.WriteString(" of ")
 		}
-		b.WriteString("frame #")
-		b.WriteString(strconv.Itoa(at))
-		b.WriteByte(' ')
-		b.WriteString(sv.frames[at])
-		b.WriteString(" ~ ")
-		b.WriteString(strconv.Quote(c.ix.globs[h.glob].text))
+		if at == noFrame {
+			b.WriteString("no frame after the crash mechanism")
+		} else {
+			b.WriteString("frame #")
+			b.WriteString(strconv.Itoa(at))
+			b.WriteByte(' ')
+			b.WriteString(sv.frames[at])
+			b.WriteString(" ~ ")
+			b.WriteString(strconv.Quote(c.ix.globs[h.glob].text))
+		}
 		if c.crules[best].fileLine != 0 {
 			_, line := fileLine(crash)
 			b.WriteString(" and the crash preamble's file line ")
@@ -499,21 +554,26 @@ func threadMatches(globs []glob, t *symbolize.Thread) bool {
 	return false
 }
 
-// decideCreated decides the path of a thread-creation stack (creationChain:
-// its first n frames start a thread): the frames below the chain are the
-// code that created the thread's pool, weak evidence of the work the
-// thread ran, like a thread name. The path rules run on the stack without
-// the chain and without the frames a lifecycle rule matches (main,
-// ExecEnv::init: every pool is created there), and the lifecycle rules do
-// not hold; what they find is low confidence.
-func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, sv *stackView, n int) {
-	omit := make([]bool, len(sv.frames))
-	frames := make([]string, len(sv.frames))
-	copy(frames, sv.frames)
-	for i := 0; i < n; i++ {
+// createdWhy says how a thread-creation stack is read (decideCreated).
+const createdWhy = "the code that created the thread's pool is weak evidence of what the thread ran, like a thread name, and the frames of the lifecycle rules (main, ExecEnv init: every pool is created under them) are not evidence"
+
+// decideCreated decides the path of a thread-creation stack (frames, whose
+// first n start a thread): the frames below the chain are the code that
+// created the thread's pool, weak evidence of the work the thread ran,
+// like a thread name. The path rules run on the stack without the chain
+// and without the frames a lifecycle rule matches (main, ExecEnv::init:
+// every pool is created there), and the lifecycle rules do not hold; what
+// they find is low confidence, introduced by why. It reports whether a
+// rule placed the stack; v is unspecified when not.
+func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, stack []string, n int, why string) bool {
+	cv := c.viewFrom(crash, stack, signature.Signature{}, nil)
+	omit := make([]bool, len(cv.frames))
+	frames := make([]string, len(cv.frames))
+	copy(frames, cv.frames)
+	for i := 0; i < n && i < len(omit); i++ {
 		omit[i], frames[i] = true, ""
 	}
-	for _, h := range sv.hits {
+	for _, h := range cv.hits {
 		if omit[h.frame] {
 			continue
 		}
@@ -524,16 +584,35 @@ func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, sv *stackVie
 			}
 		}
 	}
-	cv := c.viewFrom(crash, frames, signature.Signature{}, omit)
+	c.releaseView(cv)
+	cv = c.viewFrom(crash, frames, signature.Signature{}, omit)
 	cv.created = true
 	c.decidePath(v, crash, cv)
 	c.releaseView(cv)
-	top := sv.frames[n-1]
-	why := "frames #0-#" + strconv.Itoa(n-1) + " (down to " + top + ") start a thread and the incident has no signal, sanitizer error, message or exception: the stack is the creation stack of the thread (a sanitizer's `Thread T… created by T… here` block cut from its header), not the crash; the code that created the thread's pool is weak evidence of what the thread ran, like a thread name, and the frames of the lifecycle rules (main, ExecEnv init: every pool is created under them) are not evidence"
-	if v.Path == PathUnknown {
-		v.Evidence = append(v.Evidence[:0], "path unknown: "+why+"; no path rule places the code between them")
-		return
+	if v.Path == PathUnknown || !c.isFrameRule(v.PathRule) {
+		return false // the thread name or the ids are not the creation stack's evidence
 	}
 	v.PathConfidence = ConfidenceLow
-	v.Evidence = append([]string{"path " + string(v.Path) + "/" + v.Area + " from a thread-creation stack (weak, confidence low): " + why}, v.Evidence...)
+	v.Evidence = append([]string{"path " + string(v.Path) + "/" + v.Area + " from a thread-creation stack (weak, confidence low): " + why + "; " + createdWhy}, v.Evidence...)
+	return true
+}
+
+// isFrameRule reports whether the rule with this id holds at frames (not a
+// thread-name or id rule).
+func (c *Catalog) isFrameRule(id string) bool {
+	for i := range c.rules {
+		if c.rules[i].ID == id {
+			return !containsInt(c.weak, i) && !containsInt(c.idRules, i)
+		}
+	}
+	return false
+}
+
+func containsInt(s []int, x int) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

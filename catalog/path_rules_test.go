@@ -391,3 +391,64 @@ func TestCreationStack(t *testing.T) {
 	require.NotEmpty(t, v.Evidence)
 	assert.Contains(t, v.Evidence[0], "creation stack")
 }
+
+// TestCreationThread: when the scanner keeps a cut thread-creation stack as
+// an auxiliary thread and the crashing thread shows no frame, the creator
+// is weak evidence; with nothing placeable in it the ordinary decision runs.
+func TestCreationThread(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	aux := symbolize.Thread{State: "thread-creation stack (header and frames #0-#3 cut; recognized by its frame #4)", Frames: framesNamed(
+		"starrocks::ThreadPool::init()", "starrocks::ThreadPoolBuilder::build(std::unique_ptr<starrocks::ThreadPool>*) const",
+		"starrocks::FragmentMgr::FragmentMgr(starrocks::ExecEnv*)", "starrocks::ExecEnv::_init(std::vector<starrocks::StorePath> const&)", "main")}
+	v := c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true}, aux}}, signature.Signature{})
+	require.NotEmpty(t, v.Evidence)
+	assert.Equal(t, PathQuery, v.Path, v.Evidence[0])
+	assert.Equal(t, ConfidenceLow, v.PathConfidence)
+	assert.Contains(t, v.Evidence[0], "thread-creation stack")
+
+	// a whole block keeps its header as the State
+	aux.State = "Thread T12 (pip_exec_com) created by T0 here"
+	v = c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true}, aux}}, signature.Signature{})
+	assert.Equal(t, PathQuery, v.Path, "%v", v.Evidence)
+
+	// created under main only: no creator to read, the zero id decides as before
+	aux.Frames = framesNamed("pthread_create", "starrocks::Thread::start_thread(std::string const&, std::string const&, std::function<void ()> const&, unsigned long, scoped_refptr<starrocks::Thread>*)", "main")
+	v = c.Classify(&symbolize.Crash{QueryID: "00000000-0000-0000-0000-000000000000", Threads: []symbolize.Thread{{Crashed: true}, aux}}, signature.Signature{})
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+	assert.NotContains(t, strings.Join(v.Evidence, "\n"), "thread-creation")
+
+	// a crashing stack with frames is read as always, the creation stack is a bystander
+	v = c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("starrocks::CompactionTask::run()")}, aux}}, signature.Signature{})
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+}
+
+// TestFileLineWithoutFrames: the preamble's file line is evidence of its
+// own when the text shows no frame after the crash mechanism (a
+// preamble-only paste, a dump cut at the signal handler).
+func TestFileLineWithoutFrames(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	line := "Load file path: s3://bucket/dir/part-0001.parquet"
+	mk := func(frames []symbolize.Frame) *symbolize.Crash {
+		return &symbolize.Crash{Product: symbolize.ProductStarRocks, QueryID: "6a1f2c3d-0000-0000-0000-000000000001",
+			Events:  []symbolize.Event{{Line: 2, Kind: symbolize.EventLoadFile, Text: line}},
+			Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}
+	}
+	for name, frames := range map[string][]symbolize.Frame{
+		"no frames":           nil,
+		"cut at the handler":  framesNamed("google::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)"),
+		"unnamed frames only": {{Module: "/lib64/libc.so.6"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := c.Classify(mk(frames), signature.Signature{})
+			ev := strings.Join(v.Evidence, "\n")
+			assert.Equal(t, PathLoad, v.Path, ev)
+			assert.Contains(t, ev, "no frame after the crash mechanism")
+			assert.Contains(t, ev, line)
+		})
+	}
+	// a frame of work still decides where the rule holds
+	v := c.Classify(mk(framesNamed("starrocks::CompactionTask::run()")), signature.Signature{})
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
@@ -119,10 +120,11 @@ var creationFrames = compileGlobs([]string{
 // and its first named frame starts a thread. It returns 0 otherwise. Such a
 // stack says who created the thread (a pool of FragmentMgr, of the pipeline
 // task scheduler), never what crashed on it: every pool thread is created
-// under main or ExecEnv::init.
+// under main or ExecEnv::init. With a nil crash only the frames are read
+// (the length of the chain at the top of a known creation stack).
 func creationChain(crash *symbolize.Crash, frames []string) int {
-	if crash == nil || crash.Signal != "" || crash.SanitizerBug != "" || crash.Message != "" || crash.ExceptionType != "" ||
-		crash.Kind != symbolize.KindUnknown && crash.Kind != symbolize.KindSanitizer {
+	if crash != nil && (crash.Signal != "" || crash.SanitizerBug != "" || crash.Message != "" || crash.ExceptionType != "" ||
+		crash.Kind != symbolize.KindUnknown && crash.Kind != symbolize.KindSanitizer) {
 		return 0
 	}
 	n := 0
@@ -136,4 +138,21 @@ func creationChain(crash *symbolize.Crash, frames []string) int {
 		n = i + 1
 	}
 	return n
+}
+
+// creationStatePrefix starts the State the scanner gives a sanitizer's
+// thread-creation stack whose header was cut; a whole one keeps its header
+// (`Thread T12 (…) created by T0 here`).
+const creationStatePrefix = "thread-creation stack"
+
+// creationThread returns the incident's thread-creation stack (an
+// auxiliary thread of a sanitizer report), or nil.
+func creationThread(crash *symbolize.Crash) *symbolize.Thread {
+	for i := range crash.Threads {
+		t := &crash.Threads[i]
+		if !t.Crashed && len(t.Frames) > 0 && (strings.HasPrefix(t.State, creationStatePrefix) || strings.Contains(t.State, " created by ")) {
+			return t
+		}
+	}
+	return nil
 }
