@@ -391,6 +391,11 @@ func TestCreationStack(t *testing.T) {
 	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}, signature.Signature{})
 	assert.Equal(t, PathLifecycle, v.Path, "a fault while creating a pool at startup: %v", v.Evidence)
 
+	// creationChain tests for "hread" before the globs: every glob must name a thread
+	for _, g := range creationFrames {
+		assert.Contains(t, g.text, "hread")
+	}
+
 	// Only the creators main and ExecEnv::init: nothing places the thread.
 	v = c.Classify(&symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("pthread_create", "starrocks::Thread::start_thread(std::string const&, std::string const&, std::function<void ()> const&, unsigned long, scoped_refptr<starrocks::Thread>*)", "starrocks::ExecEnv::_init(std::vector<starrocks::StorePath> const&)", "main")}}}, signature.Signature{})
 	assert.Equal(t, PathUnknown, v.Path, "%v", v.Evidence)

@@ -132,7 +132,9 @@ func creationChain(crash *symbolize.Crash, frames []string) int {
 		if f == "" {
 			continue
 		}
-		if !anyGlob(creationFrames, f) {
+		// every creation frame names a thread ("pthread_create", "Thread::",
+		// "ThreadPool", "std::thread"): a cheap test before the globs
+		if !strings.Contains(f, "hread") || !anyGlob(creationFrames, f) {
 			break
 		}
 		n = i + 1
