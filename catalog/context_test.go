@@ -246,3 +246,28 @@ func TestRestartEndsExitContext(t *testing.T) {
 	v, _ = classifyText(t, header+exit+crash)
 	assert.Equal(t, "lifecycle-log-exit", v.PathRule)
 }
+
+// TestContextWithoutFrames: a header-only incident (no frame after the
+// crash mechanism) still takes the context's evidence: the last lifecycle
+// log line, a freed-by stack.
+func TestContextWithoutFrames(t *testing.T) {
+	c := defaultCatalog(t)
+	exit := []symbolize.Event{{Line: 1, Kind: symbolize.EventLifecycleLog, Text: "I20250303 10:15:02.118230  2333 starrocks_be.cpp:312] BE exit step 1: wait exec engine tasks finish successfully"}}
+	for name, frames := range map[string][]symbolize.Frame{
+		"no frames":          nil,
+		"cut at the handler": framesNamed("google::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*)"),
+	} {
+		cr := &symbolize.Crash{StartLine: 2, QueryID: "00000000-0000-0000-0000-000000000000", Events: exit, Threads: []symbolize.Thread{{Crashed: true, Frames: frames}}}
+		v := c.Classify(cr, signature.Signature{})
+		require.NotEmpty(t, v.Evidence, name)
+		assert.Equal(t, "lifecycle-log-exit", v.PathRule, "%s: %v", name, v.Evidence)
+		assert.Contains(t, v.Evidence[0], "has no frame after the crash mechanism", name)
+		// without the line the zero id decides, as before
+		cr.Events = nil
+		assert.Equal(t, "id-no-task", c.Classify(cr, signature.Signature{}).PathRule, name)
+	}
+
+	freed := symbolize.Thread{State: "freed by thread T0 here", Frames: framesNamed("operator delete(void*)", "doris::ExecEnv::destroy()", "main")}
+	v := c.Classify(&symbolize.Crash{Kind: symbolize.KindSanitizer, SanitizerBug: "heap-use-after-free", Threads: []symbolize.Thread{{Crashed: true}, freed}}, signature.Signature{})
+	assert.Equal(t, "lifecycle-freed-at-teardown", v.PathRule, "%v", v.Evidence)
+}

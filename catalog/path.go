@@ -342,10 +342,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				break
 			}
 		}
-		// The preamble's file line is evidence of its own: a preamble-only
-		// text, or one cut at the signal handler, has no frame after the
-		// mechanism for the rule to hold at (noFrame).
-		if !held && cr.fileLine != 0 && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+		// The preamble's file line and the context (a freed-by stack, the
+		// last lifecycle log line) are evidence of their own: a header- or
+		// preamble-only text, or one cut at the signal handler, has no frame
+		// after the mechanism for the rule to hold at (noFrame).
+		if !held && (cr.fileLine != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
 			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
 		}
 	}
@@ -419,6 +420,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteString(" of ")
 		}
 		if at == noFrame {
+			if h.src == srcFreedBy || h.src == srcLogContext {
+				b.WriteString("has ")
+			}
 			b.WriteString("no frame after the crash mechanism")
 		} else {
 			b.WriteString("frame #")
