@@ -156,7 +156,7 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		kVersion, kFatal, kCheckHeader, kTerminate, kWhat, kJVMStart, kJVMOOM, kHsErrThread,
 		kJstackStart, kJavaThread, kAsanStart, kAsanDeadly, kTsanStart, kUbsanStart,
 		kGDBCore, kGDBTerminated, kGDBThread, kGDBCurrent, kJemalloc, kAssert, kKernelSegv, kKernelTrap,
-		kDorisAPIStart, kMinidump, kDiagGroup, kCoredumpStart, kCoredumpThread:
+		kDorisAPIStart, kMinidump, kDiagGroup, kCoredumpStart, kCoredumpThread, kSanStack:
 		return true
 	case kTcmalloc:
 		return isFatalAllocatorLine(text)

@@ -67,6 +67,7 @@ const (
 	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
 	kSRFile         // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
 	kLifecycleLog   // a glog line printed only while the backend starts or stops (format_lifecycle.go)
+	kSanStack       // a sanitizer report's freed-by, allocated-by or thread-creation stack header (format_sanitizer.go)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an

@@ -24,6 +24,20 @@ var sanitizerRules = []lineRule{
 		re:       mustCompile(`^(READ|WRITE|Read|Write|Previous read|Previous write|Atomic read|Atomic write) of size (\d+) at (0x[0-9a-f]+) (?:thread (T\d+)(?: \((.*)\))?|by (?:thread (T\d+)|main thread))`)},
 	{id: "F6.ubsan_start", kind: kUbsanStart, contains: ": runtime error: ",
 		re: mustCompile(`^(\S+?):(\d+):(\d+): runtime error: (.*)$`)},
+	// The headers of the stacks ASAN prints after the access stack
+	// (compiler-rt asan_descriptions.cpp DescribeHeapAddress,
+	// DescribeThread): `freed by thread T455 (FragmentMgrThre) here:`,
+	// `previously allocated by thread T455 (…) here:`, `Thread T456 (…)
+	// created by T0 here:` (TSAN: `… created by main thread at:`). Inside
+	// a report they are what isSanitizerStackHeader says; at the start of
+	// a paste they open a report fragment whose stack is auxiliary
+	// (sanStackStart).
+	{id: "F6.freed_by", kind: kSanStack, prefix: "freed by ",
+		re: mustCompile(`^freed by (?:thread T\d+|main thread)(?: \(.*\))? here:$`)},
+	{id: "F6.allocated_by", kind: kSanStack, prefix: "previously allocated by ",
+		re: mustCompile(`^previously allocated by (?:thread T\d+|main thread)(?: \(.*\))? here:$`)},
+	{id: "F6.created_by", kind: kSanStack, prefix: "Thread T",
+		re: mustCompile(`^Thread T\d+(?: \(.*\))? created by (?:T\d+|main thread|unknown thread)(?: \(.*\))? (?:here|at):$`)},
 }
 
 // Lines that introduce the further stacks of a sanitizer report (ASAN
@@ -223,7 +237,7 @@ func (in *incident) sanitizerRun(p *parser) {
 			continue
 		}
 		if role := sanitizerAuxTop(s.th.Frames); role != "" {
-			s.th.State = role + " stack (header cut; recognized by its frame 0)"
+			s.th.State = auxTopState(s.th.Frames, role)
 			continue
 		}
 		s.origin = "F6"
@@ -245,11 +259,36 @@ var sanitizerAuxTops = []struct{ fn, role string }{
 	{"pthread_create@GLIBC_2.2.5", "thread-creation"},
 }
 
-// sanitizerAuxTop returns the role of a stack whose frame 0 is one of
-// sanitizerAuxTops (the interceptor prefixes `__interceptor_`,
-// `___interceptor_` and `__wrap_` ignored), else "".
+// sanitizerCreationCallers are the functions of the backends and of the
+// C++ library that create a thread, by the qualified name's end (no
+// namespace, no template arguments): the frames of a thread-creation
+// stack above pthread_create (Doris and StarRocks util/thread.cpp
+// Thread::create -> Thread::start_thread -> pthread_create; their
+// util/threadpool.cpp ThreadPoolBuilder::build -> ThreadPool::init ->
+// ThreadPool::create_thread -> Thread::create; std::thread's
+// constructor -> _M_start_thread).
+var sanitizerCreationCallers = []string{
+	"Thread::start_thread", "Thread::create", "ThreadPool::create_thread", "ThreadPool::init",
+	"ThreadPoolBuilder::build", "std::thread::_M_start_thread", "std::thread::thread",
+}
+
+// sanitizerAuxTop returns the role of a stack told by its first frame,
+// else "": a frame 0 of sanitizerAuxTops (the interceptor prefixes
+// `__interceptor_`, `___interceptor_` and `__wrap_` ignored), or, in a
+// stack cut above its frame 0, a first frame that creates a thread
+// (sanitizerCreationCallers): the paste starts inside a `Thread T12 (…)
+// created by T0 here:` stack whose pthread_create frame is cut. A crash
+// stack (an access stack's frame 0 is where the access is) is never cut
+// inside the thread-creation code but at its start: these frames are at
+// the top of a stack only when pthread_create was above them.
 func sanitizerAuxTop(frames []Frame) string {
-	if len(frames) == 0 || frames[0].Index != 0 {
+	if len(frames) == 0 {
+		return ""
+	}
+	if frames[0].Index > 0 {
+		if creationCaller(frames[0].Name()) {
+			return "thread-creation"
+		}
 		return ""
 	}
 	fn := frames[0].Name()
@@ -269,6 +308,75 @@ func sanitizerAuxTop(frames []Frame) string {
 		}
 	}
 	return ""
+}
+
+// auxTopState is the State of a stack that sanitizerAuxTop recognized.
+func auxTopState(frames []Frame, role string) string {
+	if n := frames[0].Index; n > 0 {
+		cut := "#0"
+		if n > 1 {
+			cut = fmt.Sprintf("#0-#%d", n-1)
+		}
+		return fmt.Sprintf("%s stack (header and frames %s cut; recognized by its frame #%d)", role, cut, n)
+	}
+	return role + " stack (header cut; recognized by its frame 0)"
+}
+
+// creationCaller says whether a function name is one of
+// sanitizerCreationCallers: its qualified name without template
+// arguments ends with one of them after a `::` or is one of them.
+func creationCaller(name string) bool {
+	k := stripTemplateArgs(NameKey(name))
+	for _, c := range sanitizerCreationCallers {
+		if k == c || strings.HasSuffix(k, "::"+c) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripTemplateArgs removes the template argument lists from a qualified
+// name (`doris::Thread::create<void (doris::ThreadPool::*)()>` ->
+// `doris::Thread::create`).
+func stripTemplateArgs(k string) string {
+	if strings.IndexByte(k, '<') < 0 {
+		return k
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c == '<':
+			depth++
+		case c == '>' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// sanStackStart opens a sanitizer report fragment at a stack header
+// (kSanStack) that begins a paste, before any other line of the
+// incident: the stack after it is one of the report's auxiliary stacks,
+// never the crash stack, and the report's ERROR line and access stack
+// are not in the text (chooseSanitizerCrash, finishSanitizerFragment).
+// It reports false when the incident holds something already; the line
+// is then what isSanitizerStackHeader makes of it inside a report.
+func (in *incident) sanStackStart(ln lineInfo) bool {
+	if in.sec != secNone || len(in.stacks) > 0 || len(in.c.Formats) > 0 || in.hasSig || in.c.Kind != KindUnknown || in.c.Message != "" {
+		return false
+	}
+	in.addFormat("F6")
+	in.sec = secSanitizer
+	in.c.Kind = KindSanitizer
+	in.sanFrag = sanFragAttested
+	in.note("sanitizer report starting at a stack header: the report's first lines are cut")
+	s := in.newStack("F6-aux", 0)
+	s.th.State = strings.TrimSuffix(strings.TrimSpace(ln.text), ":")
+	in.used(ln)
+	return true
 }
 
 // sanitizerSummaryStarts says whether a SUMMARY line seen outside an
@@ -329,7 +437,7 @@ func (in *incident) chooseSanitizerCrash() {
 		// (a thread's creation) is never the crash stack.
 		if s.origin == "F6-aux" && s.th.State == "" {
 			if role := sanitizerAuxTop(s.th.Frames); role != "" {
-				s.th.State = role + " stack (header cut; recognized by its frame 0)"
+				s.th.State = auxTopState(s.th.Frames, role)
 			}
 		}
 	}
@@ -520,4 +628,120 @@ func (in *incident) auxStacksText() string {
 		return "the text holds only auxiliary stacks (" + strings.Join(named, ", ") + "), no crashing stack"
 	}
 	return fmt.Sprintf("%d stack(s) whose header is cut, which may be any of the report's stacks (access, freed-by, allocated-by, thread-creation): none is taken for the crashing stack", n-len(named))
+}
+
+// Where a sanitizer report ends. A report has no end marker a cut paste
+// keeps (`==PID==ABORTING`, TSAN's closing `=====` line), and the lines it
+// prints between its stacks are not all known, so a report used to take
+// every unrecognized line after it: in a be.out, the chatter up to the
+// next crash (issue 11: such an incident stays open across the chunk
+// borders of ScanParallel, whose in-order scan must then read it all).
+// A report ends at the first log line after it — a glog line, a line that
+// starts with a date and time (Java and Hadoop loggers, SLF4J), a startup
+// banner, a lifecycle or memory-limit log line — or at a new crash header
+// (the rules of accept). Its own sections (the stacks, `freed by thread`,
+// `previously allocated by`, `Thread TN created by`, the address
+// descriptions, SUMMARY, the shadow bytes and their legend, `==PID==`
+// lines, blank lines) never end it.
+//
+// Log lines inside a report: the sanitizer runtime writes its report line
+// by line to stderr (compiler-rt's Printf, one write per line) while the
+// other threads of the process go on running — only other reports wait
+// (ScopedErrorReportLock) — so a be.out can show another thread's log
+// line between two lines of a report. Chosen: up to maxSanInterleave
+// foreign lines in a row (log lines, and after one any line the report
+// does not print) are held back; when the report goes on after them (a
+// frame, a stack header, an address description, SUMMARY, a shadow row, a
+// `==PID==` line, the abort dump after ABORTING) they were interleaved and
+// the report keeps its sections together; when it does not, the report
+// ended before the first of them (its EndLine is the line before) and the
+// incident closes at the next one. Lines whose kind carries context for
+// the next incident (banner, lifecycle, memory limit) end the report at
+// once: held back, they would be lost to that incident.
+
+// maxSanInterleave is how many foreign lines in a row a sanitizer report
+// may hold between two of its own lines.
+const maxSanInterleave = 3
+
+// sanReportOpen says whether the incident is a sanitizer report that its
+// abort dump has not followed yet: inside the report, after its SUMMARY,
+// or after its ABORTING line.
+func (in *incident) sanReportOpen() bool {
+	if in.hasSig || !in.hasFormat("F6") {
+		return false
+	}
+	return in.sec == secSanitizer || in.sec == secSanTail || in.sec == secCause && in.ended
+}
+
+// sanInterleaved applies the rules above to one line of an open
+// sanitizer report. done says that it decided, took whether the report
+// holds the line; otherwise the line goes the usual way (acceptLine).
+func (in *incident) sanInterleaved(p *parser, ln lineInfo, k lineKind, m []string) (took, done bool) {
+	if k == kBlank {
+		return false, false
+	}
+	if isLogLine(k, ln.text) {
+		if k != kGlog && k != kOther {
+			return false, true // context for what follows
+		}
+		return in.sanForeign(ln), true
+	}
+	if in.sanLog == 0 {
+		return false, false
+	}
+	if k == kSanEnd && strings.HasPrefix(ln.text, "=====") {
+		// After other output, ASAN's opening `=====` line is the next
+		// report's more likely than TSAN's closing one.
+		return in.sanForeign(ln), true
+	}
+	end := in.c.EndLine
+	took = in.acceptLine(p, ln, k, m)
+	if !took || p.cur != in {
+		return took, true
+	}
+	if in.c.EndLine > end {
+		in.note("%d line(s) of other output from line %d interleaved in the sanitizer report", in.sanLog, in.sanLogAt)
+		in.sanLog = 0
+		return true, true
+	}
+	return in.sanForeign(ln), true
+}
+
+// sanForeign counts a foreign line of a sanitizer report's window and
+// says whether the report may still go on after it.
+func (in *incident) sanForeign(ln lineInfo) bool {
+	if in.sanLog == 0 {
+		in.sanLogAt = ln.no
+	}
+	in.sanLog++
+	return in.sanLog <= maxSanInterleave
+}
+
+// isLogLine says whether a line of kind k is a log line of the process
+// or of a logger beside it: a glog line of any kind but FATAL (kFatal is
+// a crash header), or an unrecognized line that starts with a date and
+// time or a logger's notice (timestampedLogRe).
+func isLogLine(k lineKind, text string) bool {
+	switch k {
+	case kGlog, kLifecycleLog, kMemLimit, kBanner:
+		return true
+	case kOther:
+		return timestampedLogRe.MatchString(trimBlanks(text))
+	}
+	return false
+}
+
+// timestampedLogRe: `2025-03-03 10:15:09,145 INFO [main] …` (log4j,
+// Hadoop), `DEBUG   2025-03-03 10:15:09,145 …`, `[2025-03-03 10:15:09]
+// …`, `2025/03/03 10:15:09 …`, and the notices SLF4J, log4j and glog
+// print on stderr (`SLF4J: …`, `log4j:WARN …`, `WARNING: Logging before
+// InitGoogleLogging() is written to STDERR`). A sanitizer report prints
+// no line that starts so.
+var timestampedLogRe = mustCompile(`^(?:(?:[A-Z]{4,7}\s+)?\[?\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}|SLF4J: |log4j:|WARNING: Logging before InitGoogleLogging)`)
+
+// sanReportText says whether an unrecognized line is one a sanitizer
+// report prints besides its frames: the lines of isSanitizerOnly, a
+// `==PID==…` line, a line naming a sanitizer, a shadow-byte row.
+func sanReportText(t string) bool {
+	return t != "" && (isSanitizerOnly(t) || strings.HasPrefix(t, "==") || strings.Contains(t, "Sanitizer") || sanTailLine(t))
 }

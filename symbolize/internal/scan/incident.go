@@ -78,6 +78,8 @@ type incident struct {
 	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
 	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
+	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
+	sanLogAt                    int        // line of the first of them
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -188,6 +190,17 @@ func (in *incident) gapLimit() int {
 // accept takes one logical line. It returns false when the line does not
 // belong to this incident (the caller may then close it and start anew).
 func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool {
+	if in.sanReportOpen() {
+		if took, done := in.sanInterleaved(p, ln, k, m); done { // format_sanitizer.go
+			return took
+		}
+	}
+	return in.acceptLine(p, ln, k, m)
+}
+
+// acceptLine is accept without the log lines a sanitizer report may
+// have interleaved in it.
+func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) bool {
 	in.lines++
 	if in.lines > p.opts.MaxIncidentLines {
 		in.c.Corrupted = true
@@ -489,6 +502,10 @@ func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool 
 		in.used(ln)
 		return true
 
+	case kSanStack:
+		if in.sanStackStart(ln) { // format_sanitizer.go
+			return true
+		}
 	case kSanAccess:
 		if in.sec == secSanitizer {
 			if m[4] != "" {

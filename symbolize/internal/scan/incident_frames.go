@@ -52,6 +52,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
 			return false // a boost or glog dump after a report cut before ABORTING
 		}
+		if in.sanLog > 0 && !sanReportText(strings.TrimSpace(text)) {
+			return true // after a log line: not the report's (format_sanitizer.go sanInterleaved)
+		}
 		in.used(ln)
 		return true // sanitizer reports have many descriptive lines
 	case secSanTail:

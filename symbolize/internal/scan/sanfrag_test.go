@@ -99,13 +99,19 @@ func TestSanitizerFragmentTooShort(t *testing.T) {
 
 // A thread-creation stack, with its header or without it, is never the
 // crash stack: a fragment holding only it has an empty crashing thread,
-// says so, and its key is CORRUPTED (not pthread_create or main).
+// says so, and its key is CORRUPTED (not pthread_create or main). The
+// header at the start of the paste opens the fragment (kSanStack) and
+// names the stack.
 func TestSanitizerFragmentCreationOnly(t *testing.T) {
 	stack := creationStack(t)
 	for name, text := range map[string]string{
 		"header":    "Thread T455 (FragmentMgrThre) created by T0 here:\n" + stack,
 		"no header": stack,
 	} {
+		state := "thread-creation stack (header cut; recognized by its frame 0)"
+		if name == "header" {
+			state = "Thread T455 (FragmentMgrThre) created by T0 here"
+		}
 		t.Run(name, func(t *testing.T) {
 			cs := parseText(t, text)
 			require.Len(t, cs, 1)
@@ -119,8 +125,46 @@ func TestSanitizerFragmentCreationOnly(t *testing.T) {
 			require.Len(t, c.Threads, 2)
 			assert.False(t, c.Threads[1].Crashed)
 			assert.Equal(t, "pthread_create", c.Threads[1].Frames[0].Function)
-			assert.Contains(t, c.Threads[1].State, "thread-creation")
+			assert.Equal(t, state, c.Threads[1].State)
+			assert.Equal(t, 1, c.StartLine)
 		})
+	}
+}
+
+// The freed-by and allocated-by stacks at the start of a paste (ASAN's
+// sections after the access stack, formats example lines 9-15) are
+// auxiliary: the fragment is a sanitizer report without its crash
+// stack, not a crash in operator delete.
+func TestSanitizerFragmentStartsAtStackHeader(t *testing.T) {
+	for _, text := range []string{cutLines(t, formatsASAN, 9, 15), cutLines(t, formatsASAN, 13, 15), cutLines(t, formatsASAN, 9, 26)} {
+		cs := parseText(t, "I0303 10:15:02.000001 1 x.cpp:1] before\n"+text)
+		require.Len(t, cs, 1, text)
+		c := cs[0]
+		assert.Equal(t, 2, c.StartLine)
+		assert.Equal(t, KindSanitizer, c.Kind)
+		assert.True(t, c.Corrupted)
+		assert.Contains(t, c.CorruptedReason, "crash stack")
+		ct := c.CrashingThread()
+		require.NotNil(t, ct)
+		if strings.Contains(text, "SUMMARY") {
+			// The SUMMARY's frame stands for the crash stack.
+			require.Len(t, ct.Frames, 1)
+			assert.True(t, strings.HasPrefix(ct.Frames[0].Raw, "SUMMARY: "), ct.Frames[0].Raw)
+		} else {
+			assert.Empty(t, ct.Frames, "the freed-by stack is not the crash stack")
+		}
+		for _, th := range c.Threads[1:] {
+			assert.Regexp(t, `^(freed|previously allocated) by thread T455 \(FragmentMgrThre\) here$|^Thread T456 \(FragmentMgrThre\) created by T0 here$`, th.State)
+		}
+	}
+	// Not headers: prose that starts like one.
+	for _, l := range []string{"freed by the caller here:", "Thread Tx created by T0 here:", "previously allocated by thread T1 here: and more"} {
+		k, _ := (&parser{}).classify(l)
+		assert.NotEqual(t, kSanStack, k, l)
+	}
+	for _, l := range []string{"freed by thread T0 here:", "previously allocated by thread T12 (brpc_light) here:", "Thread T3 (tid=1234, running) created by main thread at:"} {
+		k, _ := (&parser{}).classify(l)
+		assert.Equal(t, kSanStack, k, l)
 	}
 }
 
@@ -139,6 +183,51 @@ func TestSanitizerAuxTop(t *testing.T) {
 	}
 	assert.Empty(t, sanitizerAuxTop([]Frame{{Index: 3, Function: "pthread_create"}}), "a cut stack's first frame is not its frame 0")
 	assert.Empty(t, sanitizerAuxTop(nil))
+	// A stack cut above frame 0 whose first frame creates a thread (the
+	// frames of corpus doris/165 and starrocks/117) is a creation stack;
+	// the same functions as frame 0 are where an access happened.
+	for _, fn := range []string{
+		"doris::Thread::start_thread(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, std::function<void ()> const&, unsigned long, scoped_refptr<doris::Thread>*)",
+		"doris::Status doris::Thread::create<void (doris::ThreadPool::*)(), doris::ThreadPool*>(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, void (doris::ThreadPool::* const&)(), doris::ThreadPool* const&, scoped_refptr<doris::Thread>*)",
+		"doris::ThreadPool::create_thread()",
+		"starrocks::ThreadPool::init()",
+		"starrocks::ThreadPoolBuilder::build(std::unique_ptr<starrocks::ThreadPool, std::default_delete<starrocks::ThreadPool> >*) const",
+		"std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())",
+	} {
+		assert.Equal(t, "thread-creation", sanitizerAuxTop([]Frame{{Index: 2, Function: fn}}), fn)
+		assert.Empty(t, sanitizerAuxTop([]Frame{{Index: 0, Function: fn}}), fn)
+	}
+	for _, fn := range []string{"doris::ThreadPool::dispatch_thread()", "doris::Thread::supervise_thread(void*)", "starrocks::MyThreadPool::initialize()", "doris::pipeline::TaskScheduler::start()"} {
+		assert.Empty(t, sanitizerAuxTop([]Frame{{Index: 2, Function: fn}}), fn)
+	}
+	assert.Equal(t, "thread-creation stack (header and frames #0-#3 cut; recognized by its frame #4)", auxTopState([]Frame{{Index: 4}}, "thread-creation"))
+	assert.Equal(t, "thread-creation stack (header and frames #0 cut; recognized by its frame #1)", auxTopState([]Frame{{Index: 1}}, "thread-creation"))
+}
+
+// Corpus doris/165 and starrocks/117 are the middle of a thread-creation
+// stack with its header and pthread_create frame cut: the stack stays
+// auxiliary, and the incident says that the crash stack is missing (an
+// empty crashing thread), so that no signature is keyed on
+// doris::Thread::start_thread or starrocks::ThreadPool::init.
+func TestSanitizerCreationStackOnly(t *testing.T) {
+	for name, first := range map[string]int{
+		"corpus/doris/165-asan-tail-pipeline-task-scheduler-thread-pool-created-scanner-context.txt": 1,
+		"corpus/starrocks/117-asan-tail-fragment-mgr-thread-pool-init-created-by-exec-env.txt":       4,
+	} {
+		b, err := os.ReadFile("../../../testdata/" + name)
+		require.NoError(t, err)
+		cs := parseText(t, string(b))
+		require.Len(t, cs, 1, name)
+		c := cs[0]
+		assert.True(t, c.Corrupted, name)
+		assert.Contains(t, c.CorruptedReason, "without its crash stack", name)
+		ct := c.CrashingThread()
+		require.NotNil(t, ct, name)
+		assert.Empty(t, ct.Frames, name)
+		require.Len(t, c.Threads, 2, name)
+		assert.Equal(t, first, c.Threads[1].Frames[0].Index, name)
+		assert.Contains(t, c.Threads[1].State, "thread-creation stack", name)
+	}
 }
 
 // Cut access-stack frames, then the address description and the freed-by
