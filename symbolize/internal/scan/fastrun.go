@@ -111,20 +111,21 @@ func (s *Scanner) skipAfter(line []byte, truncated bool, err error) {
 	if err != nil || truncated || s.live != nil || s.p.pf == nil || s.p.cur != nil {
 		return
 	}
-	if !s.skipRun(line) {
-		s.skipJunk(line)
+	// The lines after line that are read already (Peek reads nothing).
+	buf, _ := s.br.Peek(s.br.Buffered())
+	if !s.skipRun(line, buf) {
+		s.skipJunk(line, buf)
 	}
 }
 
-// skipRun skips the lines that repeat line (see above); it reports
-// whether it could try.
-func (s *Scanner) skipRun(line []byte) bool {
+// skipRun skips the lines that repeat line (see above) in buf, the bytes
+// buffered after it; it reports whether it could try.
+func (s *Scanner) skipRun(line, buf []byte) bool {
 	p := &s.p
 	n := len(line)
-	if n < 8 || n > maxRunLine || s.br.Buffered() <= n || !repeatFirstByte(line) {
+	if n < 8 || n > maxRunLine || len(buf) <= n || !repeatFirstByte(line) {
 		return false
 	}
-	buf, _ := s.br.Peek(s.br.Buffered())
 	if !repeatsLine(buf, line) {
 		return false
 	}
@@ -360,9 +361,8 @@ func bytesBelow(x uint64, n uint64) uint64 {
 // cost little more; the next line too, so that the first junk line after
 // a line of text, as random bytes have every few lines, does not take the
 // full path).
-func (s *Scanner) skipJunk(line []byte) {
+func (s *Scanner) skipJunk(line, buf []byte) {
 	p := &s.p
-	buf, _ := s.br.Peek(s.br.Buffered())
 	if !looksBinary(line) && !looksBinary(buf) {
 		return
 	}

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
@@ -377,6 +378,18 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 	i, j, digits := 0, 0, 0
 	ts, nonBlank := true, false
 	for i < len(a) && j < len(b) && j < maxPrefixBytes {
+		if !ts {
+			// Past a timestamp's characters, equal words without a digit,
+			// a separator or a blank change nothing but nonBlank: skipped
+			// eight bytes at a time (issue 11).
+			k := plainRun(a[i:], b[j:min(len(b), maxPrefixBytes)])
+			if k > 0 {
+				i, j, nonBlank = i+k, j+k, true
+				if i >= len(a) || j >= len(b) || j >= maxPrefixBytes {
+					break
+				}
+			}
+		}
 		ca, cb := a[i], b[j]
 		if ca != cb || isDigit(cb) {
 			if !isDigit(ca) || !isDigit(cb) {
@@ -434,4 +447,29 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 		}
 	}
 	return last
+}
+
+// plainRun returns how many bytes at the start of a and b, in whole
+// eight-byte words, are equal and hold no byte learnPrefix's walk stops
+// or decides at (plainWord).
+func plainRun(a, b []byte) int {
+	k := 0
+	for k+8 <= len(a) && k+8 <= len(b) {
+		y := binary.LittleEndian.Uint64(b[k:])
+		if binary.LittleEndian.Uint64(a[k:]) != y || !plainWord(y) {
+			break
+		}
+		k += 8
+	}
+	return k
+}
+
+// plainWord reports whether no byte of the word x is a digit, a
+// separator of learnPrefix (`:`, `|`, `]`, `>`), a blank, a tab or
+// another byte below 0x21 (the test takes 0x30-0x3e and bytes below 0x21
+// whole: more than needed, never less).
+func plainWord(x uint64) bool {
+	m := bytesBelow(x, 0x21) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
+		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
+	return m == 0
 }

@@ -163,9 +163,7 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 			text, prefixed, stripped = text[k:], true, true
 			scanned = false
 			if p.pfx.learnAnchored(strings.Clone(view[:k])) && p.cur == nil {
-				if prev, info, ok := p.pfx.relearnPrev(p.lineNo); ok {
-					p.process(prev, info)
-				}
+				p.reprocessPrev()
 			}
 		}
 	}
@@ -201,11 +199,9 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 				return
 			}
 		} else {
-			if prev, info, ok := p.pfx.relearnPrev(p.lineNo); ok {
-				// The line before taught nothing alone; with the prefix
-				// known it may be the first line of a dump.
-				p.process(prev, info)
-			}
+			// The line before taught nothing alone; with the prefix known
+			// it may be the first line of a dump.
+			p.reprocessPrev()
 			text, _, _ = normalizeLine(text[learned:])
 			prefixed = true
 			if len(text) == 0 {

@@ -123,12 +123,44 @@ func (l *prefixLearner) relearnPrev(no int) (rest []byte, info lineInfo, ok bool
 	return rest, lineInfo{no: l.prevNo, prefixed: true, truncated: l.prevCut}, len(rest) > 0
 }
 
+// reprocessPrev hands the previous line, without the prefix just learned
+// from it, to process when no incident saw it (relearnPrev) and it may
+// matter. Between incidents a line that inert accepts changes nothing in
+// process (the idle path of text skips such lines the same way), and most
+// relearned lines are such: ordinary log lines behind a shipper's or a
+// logger's prefix. Skipping them saves the copy and the assembler (on
+// JVM chatter whose prefix changes every few lines, a tenth of the scan;
+// issue 11).
+func (p *parser) reprocessPrev() {
+	prev, info, ok := p.pfx.relearnPrev(p.lineNo)
+	if !ok {
+		return
+	}
+	if p.cur == nil {
+		if _, inert := p.inert(unsafe.String(&prev[0], len(prev)), 0, false); inert {
+			return
+		}
+	}
+	p.process(prev, info)
+}
+
 // matchPrefix returns the length of the text matching shape at the start of
 // t (digit runs match digit runs), or 0. A line that holds only the prefix
 // with its trailing blanks trimmed (a blank line behind a prefix) matches.
 func matchPrefix(t []byte, shape string) int {
 	i, j := 0, 0
 	for i < len(shape) {
+		// Words of the shape without a digit match equal words of t.
+		for i+8 <= len(shape) && j+8 <= len(t) {
+			w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(shape[i:]), 8))
+			if digitBytes(w) != 0 || binary.LittleEndian.Uint64(t[j:]) != w {
+				break
+			}
+			i, j = i+8, j+8
+		}
+		if i == len(shape) {
+			break
+		}
 		if j >= len(t) {
 			if strings.TrimRight(shape[i:], " \t") == "" {
 				return j
