@@ -77,6 +77,11 @@
 // body into the invoker): `starrocks::spill::RawSpillerWriter::flush::{lambda}`.
 // Other callables, and old glog's `std::_Function_handler<>::_M_invoke()`
 // that does not name F, stay the invoker, an irrelevant frame.
+// std::visit's dispatcher `std::__detail::__variant::__gen_vtable_impl<
+// _Multi_array<R (*)(Visitor&&, …)>>::__visit_invoke` likewise becomes its
+// visitor's name when the visitor is a lambda (visit.go), demangled,
+// mangled, or mangled and cut inside its template arguments (the visitor
+// comes first in them): `doris::vectorized::HashJoinNode::pull::{lambda}`.
 //
 // Markdown damage of pasted dumps is repaired: `_gnu_cxx` → `__gnu_cxx`,
 // `std::_cxx11` → `std::__cxx11` (inside std/__gnu_cxx/__cxxabiv1 a
@@ -128,7 +133,12 @@
 //     products' checked casts and COW pointers (down_cast, assert_cast,
 //     COW::intrusive_ptr) and their column and container helpers
 //     (BinaryColumnBase::append, ColumnVector, PODArray): skipped. A
-//     crash-site prefix rule behaves as a generic one. `aborts: true` on an irrelevant rule marks the process
+//     crash-site prefix rule behaves as a generic one. key_names on a
+//     generic rule name its frames in a key by one spelling (pdqsort's
+//     `partition_right` printed by a sanitizer without its scope, by gdb
+//     as `pdqsort_detail::partition_right`); `last_resort: true` (main)
+//     keys a frame only when the stack has nothing else to key.
+//     `aborts: true` on an irrelevant rule marks the process
 //     aborting (abort, assert, LOG(FATAL), terminate), which makes a
 //     crash whose signal was not printed of the ABORT class.
 //
@@ -141,8 +151,9 @@
 // Lists of names are data; the constants of the algorithm are Go. In
 // rules/*.yaml: the frame rules and their key_names, and app_namespaces
 // (the products' own namespaces, doris:: and starrocks::, which decide
-// Signature.AppFrame; only the embedded files may list them, since Options
-// has no field for a caller's). In Go, as parameters of the algorithm
+// Signature.AppFrame) and moved_namespaces (scopes a product renamed
+// between versions, see "One defect, one key"); only the embedded files
+// may list them, since Options has no field for a caller's. In Go, as parameters of the algorithm
 // (changing one changes keys, hence Algorithm): DefaultFrames, leadFrames,
 // fallbackFrames, the kind classes (kindClassOf), the sentinel
 // window (64 frames), lambdaWindow (a bare lambda takes the frame below as
@@ -162,7 +173,8 @@
 //	generate.go       Options, Generator, Generate: thread choice, key assembly, trace
 //	frames.go         the frame view: normalized name and rule (cached), module, stable addresses
 //	physical.go       which frames are physical (inline groups of symbolized, core and gdb frames)
-//	walk.go           the walk: rule roles, crash site, key shape, kind class, lambda owners, app frame
+//	walk.go           the walk: rule roles, crash site, key shape, kind class, lambda owners, app frame, key scopes
+//	visit.go          std::visit's dispatcher named after its lambda visitor
 //	kind.go           the kind prefix: signals, CHECK/ASSERT expressions, sanitizers, terminate
 //	rules.go          Rule, roles, LoadRules, validation, matching (data: rules/*.yaml)
 //	normalize.go      Normalize: component rules (lambda forms, closure operators), Markdown repair, bound
@@ -189,7 +201,7 @@
 // TERM(<signal>), LEAK, CRASH when nothing says more. This is
 // Signature.Kind; the key carries its class (see "Key shape").
 //
-// # Key shape (crashsig-sig/8)
+// # Key shape (crashsig-sig/8, named as in crashsig-sig/9)
 //
 // Key = class of the kind | the crash frame when a crash-site rule
 // (allocator, memcpy family, libc locks, libc, JVM, libhdfs,
@@ -231,6 +243,39 @@
 // without the libstdc++ rule 16 pairs are lost. Options.Frames asks for
 // more significant frames (`crashsig explain --frames N`).
 //
+// # One defect, one key (crashsig-sig/9)
+//
+// Two prints of one defect (another format, another build, another
+// version) reach one key through these normalisations of the key frames
+// (TestMeasureKeyShapes ablates each; figures in EVIDENCE.md):
+//
+//   - Renamed scopes: a key frame in a scope the product renamed between
+//     versions takes the newer name (moved_namespaces in rules/default.yaml:
+//     StarRocks 3.0 and Doris 3.x left `vectorized::`, so
+//     `starrocks::vectorized::Chunk::append` keys as
+//     `starrocks::Chunk::append`). Only the key: CrashFrame, AppFrame and
+//     the catalog's frame globs see the printed name.
+//   - Cut names: a name cut by a line limit (glog 0.7's 256 bytes, a cut
+//     mangled name: Normalize ends it in "…") keys by the scope before the
+//     cut, which the whole print of the same function also shows.
+//   - Addresses: an unsymbolized crash frame of the executable (stable for
+//     one build only) gives way to the named significant frame right
+//     below it; the address stays the attribute
+//     unsymbolized-crash-frame=<module+offset>, and keys when no named
+//     frame follows.
+//   - Sanitizer aborts: a sanitizer's `ABRT on unknown address` (a CHECK
+//     or LOG(FATAL) in an ASAN build) is of the ABORT class, like the
+//     release build's SIGABRT.
+//   - Compiler intrinsics (`_mm_loadu_si128`, NEON `vld1q_u8`) are
+//     irrelevant: always inlined, a frame named so is its caller's code.
+//   - Header-only sort code: pdqsort (vendored in be/src/util/orlp) is a
+//     generic rule with one key name per function, and main is keyed only
+//     as a last resort; the products' thread trampolines are matched
+//     whatever the case of their class (`starrocks::thread::supervise_thread`).
+//
+// Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
+// shares no more training pairs and merges one more catalog defect pair.
+//
 // Consecutive repeats of one frame are keyed once (recursion, inlined
 // copies, and the twin lines of two threads dumping the same stack at once).
 //
@@ -242,7 +287,8 @@
 // # Unsymbolized frames
 //
 // A frame without a name is kept as `module+0xoffset` when the address is
-// stable for a build: a module-relative offset of the executable
+// stable for a build and no named significant frame follows it (see "One
+// defect, one key"): a module-relative offset of the executable
 // (`doris_be+0x…` from ASAN or hs_err), or an absolute address of a
 // position-dependent executable. Position independence is read from the
 // address, never from the module's name: fixed-address executables are

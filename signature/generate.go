@@ -15,7 +15,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/8"
+const Algorithm = "crashsig-sig/9"
 
 // DefaultFrames is how many significant frames a key holds: frames that
 // are neither mechanism nor generic (see doc.go, "Key shape", for the
@@ -63,6 +63,9 @@ type Generator struct {
 	// apps are the products' namespaces (app_namespaces of the default
 	// rule files), for Signature.AppFrame.
 	apps []string
+	// moved are the products' renamed scopes (moved_namespaces of the
+	// default rule files): key frames take the newer name.
+	moved []MovedNamespace
 	// cache and javaCache map printed names to normalized names and rules.
 	cache, javaCache *cache[frameClass]
 }
@@ -91,7 +94,7 @@ func NewGenerator(opts Options) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{rules: rs, cache: newCache[frameClass](opts.CacheSize),
-		javaCache: newCache[frameClass](opts.CacheSize), apps: defaultAppNamespaces(), shape: defaultShape()}
+		javaCache: newCache[frameClass](opts.CacheSize), apps: defaultAppNamespaces(), moved: defaultMovedNamespaces(), shape: defaultShape()}
 	if opts.Frames > 0 {
 		g.shape.significant = opts.Frames
 	}
@@ -198,6 +201,7 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 		s.Attributes = append(s.Attributes, "corrupted")
 		t.add("input damaged: " + bounded(c.CorruptedReason, 160))
 	}
+	kept = g.keyScopes(kept, t)
 	s.Frames = kept
 	switch {
 	case len(kept) > 0:

@@ -93,7 +93,10 @@ func normalizeOnce(name string, java bool) string {
 	if java {
 		out = normalizeJava(s)
 	} else {
-		parts := cxxname.Parts(s)
+		parts := visitorParts(s)
+		if parts == nil {
+			parts = cxxname.Parts(s)
+		}
 		out = finish(parts)
 	}
 	return bound(out)

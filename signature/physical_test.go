@@ -94,7 +94,7 @@ func TestUnsymbolizedPIEByAddress(t *testing.T) {
 // A crash frame in the allocator leads the key (crash_site rule); in a
 // thread dump there is no crash frame and the rule does not apply.
 func TestCrashSiteLeaf(t *testing.T) {
-	for _, caller := range []string{"doris::Thread::start_thread", "doris::vectorized::Block::~Block"} {
+	for _, caller := range []string{"doris::Thread::start_thread", "doris::Block::~Block"} {
 		s := Generate(crash(symbolize.KindSignal, "SIGSEGV", fr("je_arena_dalloc_promoted", "je_free_default", "operator delete(void*)", caller)))
 		assert.Equal(t, "FAULT | je_arena_dalloc_promoted | "+caller, s.Key)
 		assert.Equal(t, []string{"je_arena_dalloc_promoted", caller}, s.Frames)

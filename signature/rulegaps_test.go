@@ -78,7 +78,7 @@ func TestDorisHelpersBothNamespaces(t *testing.T) {
 // different keys; header-only templates (protobuf accessors, boost,
 // rapidjson, abseil, fmt) are skipped for the caller.
 func TestThirdPartyFrames(t *testing.T) {
-	for _, caller := range []string{"doris::io::HdfsFileReader::close()", "doris::vectorized::HdfsTableWriter::close()"} {
+	for _, caller := range []string{"doris::io::HdfsFileReader::close()", "doris::HdfsTableWriter::close()"} {
 		want := "FAULT | methodIdFromClass | " + Normalize(caller)
 		assert.Equal(t, want, segv(t, "methodIdFromClass", "invokeMethod", "hdfsCloseFile", caller))
 		assert.Equal(t, "FAULT | getLastTLSExceptionRootCause | "+Normalize(caller),

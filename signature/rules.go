@@ -77,12 +77,18 @@ type Rule struct {
 	// whose signal was not printed (gdb's bt of a core) is then of the
 	// abort class in the key (see doc.go, "Kind in the key").
 	Aborts bool `yaml:"aborts,omitempty" json:"aborts,omitempty"`
-	// KeyNames, on a crash-site rule, name the kept crash frame in the key
-	// by its function rather than by the variant the C library picked for
-	// the CPU or the glibc version (`__memmove_avx_unaligned_erms`,
-	// `__memcpy_ssse3_back` → memcpy): the first whose regexp matches the
-	// whole normalized name wins; other names stay as they are.
+	// KeyNames, on a crash-site or generic rule, name a kept frame in the
+	// key by its function rather than by the variant the C library picked
+	// for the CPU or the glibc version (`__memmove_avx_unaligned_erms`,
+	// `__memcpy_ssse3_back` → memcpy) or by the spelling one printer
+	// chose (a sanitizer's unscoped `partition_right`, gdb's
+	// `pdqsort_detail::partition_right`): the first whose regexp matches
+	// the whole normalized name wins; other names stay as they are.
 	KeyNames []KeyName `yaml:"key_names,omitempty" json:"key_names,omitempty"`
+	// LastResort, on a generic rule, keys its frames only when a stack
+	// has no other frame to key (main: the bottom of the startup thread,
+	// below whatever failed).
+	LastResort bool `yaml:"last_resort,omitempty" json:"last_resort,omitempty"`
 }
 
 // KeyName maps the frame names matched whole by Regexp to Name.
@@ -98,6 +104,19 @@ type ruleFile struct {
 	// Only the embedded default files set them: Options has no field that
 	// would carry a caller's, so LoadRules and LoadRulesFS refuse them.
 	AppNamespaces []string `yaml:"app_namespaces"`
+	// MovedNamespaces are scopes the products renamed between versions
+	// (`doris::vectorized::` → `doris::`): key frames are named by the
+	// newer scope, so one function keys alike across the versions. Only
+	// the embedded default files set them, like AppNamespaces.
+	MovedNamespaces []MovedNamespace `yaml:"moved_namespaces"`
+}
+
+// MovedNamespace is one scope renamed between versions of a product: a key
+// frame beginning with From is named with To instead.
+type MovedNamespace struct {
+	From string `yaml:"from"`
+	To   string `yaml:"to"`
+	Why  string `yaml:"why"`
 }
 
 // ErrRule is wrapped by every error about an invalid rule or rule file.
@@ -125,8 +144,14 @@ var defaultAppNamespaces = sync.OnceValue(func() []string {
 	return embeddedRuleFiles().AppNamespaces
 })
 
+// defaultMovedNamespaces are the embedded files' moved_namespaces, read
+// once and never changed.
+var defaultMovedNamespaces = sync.OnceValue(func() []MovedNamespace {
+	return embeddedRuleFiles().MovedNamespaces
+})
+
 // errAppNamespaces refuses app_namespaces outside the embedded defaults.
-var errAppNamespaces = fmt.Errorf("%w: app_namespaces: only the embedded default rules (signature/rules/default.yaml) name the products' namespaces", ErrRule)
+var errAppNamespaces = fmt.Errorf("%w: app_namespaces, moved_namespaces: only the embedded default rules (signature/rules/default.yaml) name the products' namespaces", ErrRule)
 
 // LoadRules reads a YAML rule file (a top-level `rules:` list, see
 // signature/rules/default.yaml) and validates it.
@@ -135,7 +160,7 @@ func LoadRules(r io.Reader) ([]Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(f.AppNamespaces) > 0 {
+	if len(f.AppNamespaces) > 0 || len(f.MovedNamespaces) > 0 {
 		return nil, errAppNamespaces
 	}
 	return f.Rules, nil
@@ -159,6 +184,9 @@ func decodeRuleFile(r io.Reader) (ruleFile, error) {
 	if err := validateAppNamespaces(f.AppNamespaces); err != nil {
 		return f, err
 	}
+	if err := validateMovedNamespaces(f.MovedNamespaces); err != nil {
+		return f, err
+	}
 	return f, nil
 }
 
@@ -178,13 +206,36 @@ func validateAppNamespaces(ns []string) error {
 	return nil
 }
 
+// validateMovedNamespaces checks that every moved namespace is a scope
+// written `a::b::`, renamed to a shorter or other scope `a::`, with a
+// reason, listed once.
+func validateMovedNamespaces(ms []MovedNamespace) error {
+	seen := map[string]bool{}
+	scope := func(s string) bool {
+		return strings.HasSuffix(s, "::") && len(s) > 2 && !strings.ContainsAny(s, " <>(){}") && !strings.Contains(s, ":::")
+	}
+	for _, m := range ms {
+		if !scope(m.From) || !scope(m.To) || m.From == m.To {
+			return fmt.Errorf("%w: moved_namespaces: %q → %q is not a rename of a scope written `name::`", ErrRule, m.From, m.To)
+		}
+		if strings.TrimSpace(m.Why) == "" {
+			return fmt.Errorf("%w: moved_namespaces: %q has no why", ErrRule, m.From)
+		}
+		if seen[m.From] {
+			return fmt.Errorf("%w: moved_namespaces: %q listed twice", ErrRule, m.From)
+		}
+		seen[m.From] = true
+	}
+	return nil
+}
+
 // LoadRulesFS reads every *.yaml file of dir in fsys, in name order.
 func LoadRulesFS(fsys fs.FS, dir string) ([]Rule, error) {
 	f, err := loadRuleFiles(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(f.AppNamespaces) > 0 {
+	if len(f.AppNamespaces) > 0 || len(f.MovedNamespaces) > 0 {
 		return nil, errAppNamespaces
 	}
 	return f.Rules, nil
@@ -211,11 +262,15 @@ func loadRuleFiles(fsys fs.FS, dir string) (ruleFile, error) {
 		}
 		all.Rules = append(all.Rules, rf.Rules...)
 		all.AppNamespaces = append(all.AppNamespaces, rf.AppNamespaces...)
+		all.MovedNamespaces = append(all.MovedNamespaces, rf.MovedNamespaces...)
 	}
 	if err := ValidateRules(all.Rules); err != nil {
 		return all, err
 	}
 	if err := validateAppNamespaces(all.AppNamespaces); err != nil {
+		return all, err
+	}
+	if err := validateMovedNamespaces(all.MovedNamespaces); err != nil {
 		return all, err
 	}
 	return all, nil
@@ -250,8 +305,11 @@ func ValidateRules(rules []Rule) error {
 		if r.Aborts && r.Role != RoleIrrelevant {
 			return fmt.Errorf("%w: %s: aborts is only meaningful on an irrelevant rule", ErrRule, where)
 		}
-		if len(r.KeyNames) > 0 && !r.CrashSite {
-			return fmt.Errorf("%w: %s: key_names need crash_site", ErrRule, where)
+		if len(r.KeyNames) > 0 && !r.CrashSite && r.Role != RoleGeneric {
+			return fmt.Errorf("%w: %s: key_names need crash_site or a generic rule", ErrRule, where)
+		}
+		if r.LastResort && r.Role != RoleGeneric {
+			return fmt.Errorf("%w: %s: last_resort is only meaningful on a generic rule", ErrRule, where)
 		}
 		for _, kn := range r.KeyNames {
 			if kn.Name == "" || kn.Regexp == "" {

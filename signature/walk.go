@@ -44,6 +44,7 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 	lead := 0                     // generic frames kept before the first significant frame
 	var generics []string         // generic frames seen, for a stack without a significant frame
 	var lastGeneric *compiledRule // the rule of the last generic frame seen
+	lastResort := ""              // the first frame of a last_resort rule (main)
 	n := g.frames
 	stop := len(frames) // where the walk stopped
 	for i := start; i < len(frames); i++ {
@@ -84,6 +85,13 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			case f.unsym != "" && naming:
 				t.add("stopped after " + strconv.Itoa(significant) + " significant frame(s); the bare lambda keeps no owner")
 				i = len(frames)
+			case f.unsym != "" && !sh.keepAddress && sh.significant > 0 && significant == 0 && len(kept) == 0 && g.namedBelow(frames, i):
+				// An address is stable for one build only; the named
+				// function that called it is what a gdb bt without the
+				// frame's symbol, another build's dump and a symbolized
+				// report of the same defect have in common.
+				t.add(skipLine(f, "unsymbolized frame of a position-dependent binary: the named frame below keys (an address names a function in one build only)"))
+				attrs = append(attrs, "unsymbolized-crash-frame="+f.unsym)
 			case f.unsym != "":
 				kept = append(kept, f.unsym)
 				significant++
@@ -137,7 +145,12 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			// A stack without a significant frame is keyed on its generic
 			// frames, one per run of frames of one rule (the allocator's
 			// internals, then the C library's, then the JVM's).
-			if len(generics) < sh.fallback && (r == nil || r != lastGeneric) {
+			switch {
+			case r != nil && r.LastResort:
+				if lastResort == "" {
+					lastResort = kn
+				}
+			case len(generics) < sh.fallback && (r == nil || r != lastGeneric):
 				generics = append(generics, kn)
 			}
 			lastGeneric = r
@@ -265,6 +278,9 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 			above = ""
 		}
 	}
+	if len(generics) == 0 && lastResort != "" {
+		generics = []string{lastResort}
+	}
 	if sh.significant > 0 && significant == 0 && len(generics) > len(kept) {
 		kept = generics
 		t.add("no significant frame: keying on the first " + strconv.Itoa(len(kept)) + " generic frame(s)")
@@ -274,6 +290,20 @@ func (g *Generator) walk(frames []frameView, t *tracer, crashSite bool) (kept []
 		t.add("no frame outside prefix rules: keying on the prefix frames")
 	}
 	return kept, crashFrame, attrs
+}
+
+// namedBelow reports whether the next physical frame below frame i is a
+// named frame that no rule makes mechanism, prefix or generic: a
+// significant frame that can key the crash instead of an address.
+func (g *Generator) namedBelow(frames []frameView, i int) bool {
+	for j := i + 1; j < len(frames); j++ {
+		f := &frames[j]
+		if f.inlined {
+			continue
+		}
+		return f.name != "" && f.rule == nil && !g.generic(f)
+	}
+	return false
 }
 
 // lambdaWindow bounds how many lines after a lambda's body its owner may
@@ -384,6 +414,15 @@ type keyShape struct {
 	// fallback bounds the generic frames keyed when the stack has no
 	// significant frame.
 	fallback int
+	// keepAddress: an unsymbolized crash frame of the executable is keyed
+	// by its address even when a named significant frame follows it
+	// (crashsig-sig/8); otherwise the named frame keys.
+	keepAddress bool
+	// keepCut: a name cut by a line limit keys with its "…" component
+	// (crashsig-sig/8); otherwise by the scope before the cut.
+	keepCut bool
+	// lambdaOwner (measured, not chosen): a lambda keys as its owner.
+	lambdaOwner bool
 }
 
 // countNote is the trace's note on a significant frame kept.
@@ -432,10 +471,54 @@ func kindClassOf(kind string) string {
 		head = kind[:i]
 	}
 	switch head {
-	case "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "CRASH", "ASAN", "MSAN", "UBSAN", "TSAN", "HWASAN", "JVM":
+	case "ASAN", "MSAN", "UBSAN", "TSAN", "HWASAN":
+		// A sanitizer reports a deadly signal by its short name: a
+		// CHECK or LOG(FATAL) in a sanitizer build is `ABRT on unknown
+		// address` (handle_abort=1), the same abort as a release
+		// build's SIGABRT.
+		if strings.HasPrefix(kind[len(head):], "(ABRT") {
+			return "ABORT"
+		}
+		return "FAULT"
+	case "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "CRASH", "JVM":
 		return "FAULT"
 	case "SIGABRT", "ABORT", "FATAL", "CHECK", "ASSERT", "terminate":
 		return "ABORT"
 	}
 	return kind
+}
+
+// keyScopes names key frames in a scope the products renamed between
+// versions by the newer scope (moved_namespaces of the rule files:
+// StarRocks 3.0 and Doris 3.x left their `vectorized::` namespaces), so
+// that one function keys alike in reports of both eras. The crash frame,
+// the app frame and the catalog's frame names keep the printed scope.
+//
+// A name cut by a line limit (Normalize ends it in the component "…") is
+// keyed by the scope before the cut: glog 0.7 cuts a whole signature at
+// 256 bytes inside the template arguments of the function
+// (`X::evaluate<(starrocks::LogicalType)7, …` → `X::evaluate::…`), and
+// another print of the same function shows `X::evaluate`.
+func (g *Generator) keyScopes(kept []string, t *tracer) []string {
+	for i, k := range kept {
+		if !g.shape.keepCut && strings.HasSuffix(k, "::"+truncMark) && len(k) > len("::"+truncMark) {
+			kept[i] = strings.TrimSuffix(k, "::"+truncMark)
+			t.add("key frame " + k + " named " + kept[i] + ": the name was cut; the scope before the cut keys")
+			k = kept[i]
+		}
+		if g.shape.lambdaOwner {
+			for strings.HasSuffix(k, "::"+Lambda) {
+				k = strings.TrimSuffix(k, "::"+Lambda)
+			}
+			kept[i] = k
+		}
+		for _, m := range g.moved {
+			if strings.HasPrefix(k, m.From) {
+				kept[i] = m.To + k[len(m.From):]
+				t.add("key frame " + k + " named " + kept[i] + ": scope " + m.From + " renamed " + m.To + " (" + m.Why + ")")
+				break
+			}
+		}
+	}
+	return kept
 }
