@@ -11,7 +11,8 @@ func (in *incident) finish(p *parser) *Crash {
 	if in.versionOnly {
 		return nil // a build line alone is not an incident
 	}
-	if len(in.stacks) == 0 && c.Kind == KindUnknown && !in.hasSig && c.Message == "" && len(c.Formats) == 0 {
+	preamble := in.srPreambleOnly() // format_srcontext.go
+	if !preamble && len(in.stacks) == 0 && c.Kind == KindUnknown && !in.hasSig && c.Message == "" && len(c.Formats) == 0 {
 		return nil
 	}
 	if in.abortStackConflict() {
@@ -33,6 +34,9 @@ func (in *incident) finish(p *parser) *Crash {
 	in.decideKind()
 	in.checkDamage()
 	in.checkGDBCut()
+	if preamble {
+		in.finishSRPreamble()
+	}
 	if !in.finishFragment() {
 		return nil
 	}

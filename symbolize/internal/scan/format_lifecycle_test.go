@@ -69,3 +69,24 @@ func TestIsLifecycleMsg(t *testing.T) {
 		assert.False(t, isLifecycleMsg(m), m)
 	}
 }
+
+// be.out's start banner (`start time: …`, F0.start) resets the context
+// of what follows: a lifecycle line, a memory-limit line and a version
+// banner of the run before it are not the next crash's (corpus doris/166:
+// the BE started minutes before its crash; its glog pre-init lines are
+// no lifecycle lines either).
+func TestStartBannerResetsContext(t *testing.T) {
+	before := "I20220411 14:00:00.000000 1 doris_main.cpp:620] Doris main exiting.\n" +
+		"I20220411 14:00:00.000001 1 daemon.cpp:100] version doris-1.1.0-rc01 RELEASE (build git://x@4f5a6b7)\n"
+	crash := mustRead(t, "../../../testdata/corpus/doris/166-dev-1.1-vec-stream-load-replace-varchar-column-string-insert-data-start-banner.txt")
+	cs := parseText(t, before+crash)
+	require.Len(t, cs, 1)
+	assert.Empty(t, cs[0].Events, "the start banner ends the earlier run's context")
+	assert.Empty(t, cs[0].Version)
+	assert.Equal(t, 7, cs[0].StartLine, "the crash starts at its Aborted line, after the start lines")
+	// Without the start banner the exit line is the crash's context.
+	cs = parseText(t, before+strings.Replace(crash, "start time: Mon Apr 11 14:31:42 CST 2022\n", "", 1))
+	require.Len(t, cs, 1)
+	assert.Len(t, lifecycleEvents(cs[0]), 1)
+	assert.Equal(t, "doris-1.1.0-rc01", cs[0].Version)
+}

@@ -379,6 +379,17 @@ func (in *incident) sanStackStart(ln lineInfo) bool {
 	return true
 }
 
+// sanitizerCrashPlaceholder gives a sanitizer report whose crash stack is
+// not in the text (chooseSanitizerCrash found none) an empty crashing
+// thread, first, so that none of the report's other stacks (freed by,
+// allocated by, thread creation) is taken for the crash stack. LSAN's
+// reports have no crash stack and get none.
+func (in *incident) sanitizerCrashPlaceholder() {
+	if c := in.c; in.hasFormat("F6") && c.Kind != KindLeak && c.CrashingThread() == nil && len(c.Threads) > 0 {
+		c.Threads = append([]Thread{{Crashed: true, Truncated: true, Frames: []Frame{}}}, c.Threads...)
+	}
+}
+
 // sanitizerSummaryStarts says whether a SUMMARY line seen outside an
 // incident opens one: it does when it names a bug and a frame
 // (sanitizerSummary), the crash site of a report pasted without the rest

@@ -35,3 +35,32 @@ func (in *incident) srFile(p *parser, ln lineInfo, k lineKind) bool {
 	in.sec = secHeader
 	return true
 }
+
+// A StarRocks crash preamble without the dump after it (corpus
+// starrocks/118, 119: a paste cut after the `query_id:…,
+// fragment_instance:…` line, the file line and the memory trackers).
+// dump_trace_info prints the preamble only when the process fails (from
+// the failure signal handler, and from the failure function of a check
+// failure, before the `*** Check failure stack trace: ***` frames:
+// common/logconfig.cpp), so the preamble alone is a crash whose kind and
+// stack were cut away. It is kept as an incident of unknown kind with an
+// empty crashing thread, so that its ids, file line and trackers — the
+// evidence the catalog reads for the path — are not lost.
+
+// srPreambleOnly says whether the incident holds nothing but a StarRocks
+// crash preamble: a query_id line or at least two tracker lines, and no
+// signal, message, stack or format.
+func (in *incident) srPreambleOnly() bool {
+	c := in.c
+	if len(in.stacks) > 0 || c.Kind != KindUnknown || in.hasSig || c.Message != "" || len(c.Formats) > 0 || in.pcFrame.Raw != "" {
+		return false
+	}
+	return c.QueryID != "" || c.FragmentID != "" || len(c.Trackers) >= 2
+}
+
+// finishSRPreamble gives a preamble-only incident its empty crashing
+// thread and says what is missing.
+func (in *incident) finishSRPreamble() {
+	in.c.Threads = []Thread{{Crashed: true, Truncated: true, Frames: []Frame{}}}
+	in.corrupt("StarRocks crash preamble (query id, memory trackers) without the dump after it: the crash's kind and stack are not in the text")
+}

@@ -63,3 +63,59 @@ func mustRead(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// Preamble-only StarRocks texts (corpus starrocks/118, 119: the paste
+// stops inside the tracker list, before any Aborted/PC line) are crashes
+// whose kind and stack were cut: one incident of unknown kind with an
+// empty crashing thread, carrying the ids, the file line (as pasted,
+// Markdown link included) and the trackers. A check-failure banner before the
+// preamble (starrocks/120) makes it a check failure with the same ids.
+func TestStarRocksPreambleOnly(t *testing.T) {
+	cases := []struct {
+		name, query, file string
+		kind              Kind
+		trackers          int
+		start             int
+	}{
+		{"starrocks/118-files-query-load-file-path-markdown-link-preamble-only.txt", "0df106a1-b061-11ee-8f60-00163e230ce3",
+			"Load file path: hdfs://[172.26.194.238:9000/starrocks_test_data/system_data/hdfs_data/nose-ut-data/table_function/orc/schema_auto_merge/decimal_type/01/hive_hdfs_orc_decimal_02](http://172.26.194.238:9000/starrocks_test_data/system_data/hdfs_data/nose-ut-data/table_function/orc/schema_auto_merge/decimal_type/01/hive_hdfs_orc_decimal_02)",
+			KindUnknown, 11, 2},
+		{"starrocks/119-cn-compaction-after-add-column-preamble-zero-ids-header-only.txt", "00000000-0000-0000-0000-000000000000", "", KindUnknown, 25, 2},
+		{"starrocks/120-routine-load-kafka-check-failure-banner-before-zero-id-preamble-header-only.txt", "00000000-0000-0000-0000-000000000000", "", KindCheck, 22, 3},
+	}
+	for _, tc := range cases {
+		text := mustRead(t, "../../../testdata/corpus/"+tc.name)
+		for _, in := range []string{text, "I1201 10:00:00.000000 1 x.cpp:1] before\n" + text + "\nI1201 10:00:01.000000 1 x.cpp:2] after\n"} {
+			cs := parseText(t, in)
+			require.Len(t, cs, 1, tc.name)
+			c := cs[0]
+			assert.Equal(t, tc.kind, c.Kind, tc.name)
+			assert.Equal(t, ProductStarRocks, c.Product, tc.name)
+			assert.Equal(t, tc.query, c.QueryID, tc.name)
+			assert.Len(t, c.Trackers, tc.trackers, tc.name)
+			ct := c.CrashingThread()
+			require.NotNil(t, ct, tc.name)
+			assert.Empty(t, ct.Frames, tc.name)
+			if tc.kind == KindUnknown {
+				assert.True(t, c.Corrupted, tc.name)
+				assert.Contains(t, c.CorruptedReason, "preamble", tc.name)
+			}
+			var files []string
+			for _, e := range c.Events {
+				if e.Kind == EventLoadFile {
+					files = append(files, e.Text)
+				}
+			}
+			if tc.file != "" {
+				assert.Equal(t, []string{tc.file}, files, tc.name)
+			} else {
+				assert.Empty(t, files, tc.name)
+			}
+		}
+	}
+	// One tracker line alone is no crash; a query_id line alone is one.
+	assert.Empty(t, parseText(t, "tracker:process consumption: 156497672\n"))
+	cs := parseText(t, "query_id:0df106a1-b061-11ee-8f60-00163e230ce3, fragment_instance:0df106a1-b061-11ee-8f60-00163e230ce5\n")
+	require.Len(t, cs, 1)
+	assert.Equal(t, "0df106a1-b061-11ee-8f60-00163e230ce5", cs[0].FragmentID)
+}

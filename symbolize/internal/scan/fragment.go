@@ -85,14 +85,7 @@ func plausibleFragmentFrame(f Frame) bool {
 // run consecutively), and otherwise makes it a crash of unknown kind,
 // marked corrupted. It runs after the kind was decided.
 func (in *incident) finishFragment() bool {
-	if c := in.c; in.hasFormat("F6") && c.Kind != KindLeak && c.CrashingThread() == nil && len(c.Threads) > 0 {
-		// A sanitizer report whose crash stack is not in the text
-		// (format_sanitizer.go chooseSanitizerCrash): an empty crashing
-		// thread stands for it, so that none of the report's other
-		// stacks (freed by, allocated by, thread creation) is taken for
-		// the crash stack.
-		c.Threads = append([]Thread{{Crashed: true, Truncated: true, Frames: []Frame{}}}, c.Threads...)
-	}
+	in.sanitizerCrashPlaceholder() // format_sanitizer.go
 	if in.sanFrag != 0 {
 		return in.finishSanitizerFragment()
 	}

@@ -248,7 +248,7 @@ func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
 		if file, line, col, ok := splitFileLine(rest[j+1:]); ok {
 			f.File, f.Line, f.Column = file, line, col
 			rest = rest[:j]
-		} else if rest[j+1:] == "<null>" {
+		} else if unknownLocation(rest[j+1:]) {
 			rest = rest[:j]
 		}
 	}
@@ -260,6 +260,17 @@ func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
 		p.setFunction(&f, rest)
 	}
 	return f, true
+}
+
+// unknownLocation says whether the last word of a sanitizer frame is the
+// symbolizer's placeholder for a location it does not know: `<null>`,
+// llvm-symbolizer's `??:?`, `??:0`, `??:0:0` (addr2line's style), `??`.
+func unknownLocation(s string) bool {
+	switch s {
+	case "<null>", "??:?", "??:0", "??:0:0", "??":
+		return true
+	}
+	return false
 }
 
 // splitFileLine splits `file:line` or `file:line:col`.
