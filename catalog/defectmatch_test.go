@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,4 +124,95 @@ func TestAnyThreadCustomRules(t *testing.T) {
 	crash.Threads = crash.Threads[:1]
 	v := c.Classify(crash, gen.Generate(crash))
 	assert.Nil(t, v.Defect)
+}
+
+// referenceCatalog returns a second copy of the catalog files' catalog
+// whose glob index tries every glob in turn (globIndex.reference).
+func referenceCatalog(t testing.TB, fast *Catalog, build func(testing.TB) *Catalog) *Catalog {
+	t.Helper()
+	ref := build(t)
+	ref.ix.reference = true
+	require.Equal(t, len(fast.ix.globs), len(ref.ix.globs))
+	return ref
+}
+
+// assertSameClassification classifies every incident of logs with the fast
+// catalog and its reference copy: the glob hits of the crashing stack (in
+// order) and the whole verdict must be the same.
+func assertSameClassification(t *testing.T, fast, ref *Catalog, cases []benchCase, names []string) {
+	t.Helper()
+	hitsOf := func(c *Catalog, bc *benchCase) []hit {
+		sv := c.view(bc.crash, bc.frames, bc.sig)
+		defer c.releaseView(sv)
+		return slices.Clone(sv.hits)
+	}
+	for i := range cases {
+		bc := &cases[i]
+		require.Equal(t, hitsOf(ref, bc), hitsOf(fast, bc), "%s: glob hits", names[i])
+		require.Equal(t, ref.Classify(bc.crash, bc.sig), fast.Classify(bc.crash, bc.sig), "%s: verdict", names[i])
+	}
+}
+
+// TestIndexAgreesWithReferenceOnCorpus: the automaton (with its node layout
+// and shape checks) and the straightforward evaluation of every glob give
+// the same hits and verdicts on every corpus incident and every test log,
+// with the default catalog and with 2,000 generated defects added.
+func TestIndexAgreesWithReferenceOnCorpus(t *testing.T) {
+	var cases []benchCase
+	var names []string
+	add := func(rel string) {
+		p := parseLog(t, rel)
+		for i, c := range p.crashes {
+			cases = append(cases, benchCase{c, p.sigs[i], FrameNames(c)})
+			names = append(names, fmt.Sprintf("%s#%d", rel, i))
+		}
+	}
+	for _, rel := range testLogs(t) { // the corpus and the defects' test logs
+		add(rel)
+	}
+	require.Greater(t, len(cases), 200)
+	fast := defaultCatalog(t)
+	assertSameClassification(t, fast, referenceCatalog(t, fast, defaultCatalog), cases, names)
+
+	gen := func(t testing.TB) *Catalog { return generatedCatalog(t, 2000) }
+	fastGen := gen(t)
+	bench := benchCrashes(t)
+	benchNames := make([]string, len(bench))
+	for i := range bench {
+		benchNames[i] = fmt.Sprintf("bench case %d", i)
+	}
+	assertSameClassification(t, fastGen, referenceCatalog(t, fastGen, gen), bench, benchNames)
+}
+
+// TestGlobIndexOrderAndShapes: for globs sharing a literal (an exact glob,
+// which the index keeps in a map, beside prefix, suffix, contains and
+// general ones), matches returns the ids the reference evaluation returns,
+// in the same order, for names where the literal is the whole name, a
+// prefix, a suffix, inside, repeated or absent.
+func TestGlobIndexOrderAndShapes(t *testing.T) {
+	texts := []string{"*foo", "foo", "foo*", "*foo*", "f?o*", "*o", "*oo", "oo", "*fo*o*", "foofoo", "*foo::*", "x*foo", "*"}
+	var globs []glob
+	for _, s := range texts {
+		g, err := compileGlob(s)
+		require.NoError(t, err)
+		globs = append(globs, g)
+	}
+	assert.Equal(t, shapeSuffix, globs[0].shape)
+	assert.Equal(t, shapeExact, globs[1].shape)
+	assert.Equal(t, shapePrefix, globs[2].shape)
+	assert.Equal(t, shapeContains, globs[3].shape)
+	assert.Equal(t, shapeGeneral, globs[4].shape)
+	ix := buildGlobIndex(globs)
+	require.Len(t, ix.exact, 3) // foo, oo, foofoo
+	ref := buildGlobIndex(globs)
+	ref.reference = true
+	sc := ix.scratchFor()
+	for _, name := range []string{"foo", "oo", "o", "foofoo", "xfoo", "foox", "xfoox", "xfoo::y", "fxo", "", "foo::foo", "ofoo", "foofo"} {
+		want := ref.matches(nil, name, nil)
+		got := ix.matches(nil, name, sc)
+		assert.Equal(t, want, got, "%q", name)
+		for id, g := range globs {
+			assert.Equal(t, g.match(name), slices.Contains(got, int32(id)), "%q ~ %q", texts[id], name)
+		}
+	}
 }

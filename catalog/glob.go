@@ -19,6 +19,38 @@ type glob struct {
 	literal string
 	// universal is set for "*": it matches everything.
 	universal bool
+	// shape says how a name containing literal is checked (index.go): the
+	// common shapes need no full match.
+	shape globShape
+}
+
+// globShape is a glob's form relative to its literal.
+type globShape uint8
+
+const (
+	shapeGeneral  globShape = iota // anything else: full match
+	shapeExact                     // "lit": the name is the literal
+	shapePrefix                    // "lit*"
+	shapeSuffix                    // "*lit"
+	shapeContains                  // "*lit*": containing the literal is matching
+)
+
+// shapeOf classifies g by its segments and literal.
+func shapeOf(g *glob) globShape {
+	lit, segs := g.literal, g.segs
+	switch {
+	case lit == "" || g.universal:
+		return shapeGeneral
+	case len(segs) == 1 && segs[0] == lit:
+		return shapeExact
+	case len(segs) == 2 && segs[0] == lit && segs[1] == "":
+		return shapePrefix
+	case len(segs) == 2 && segs[0] == "" && segs[1] == lit:
+		return shapeSuffix
+	case len(segs) == 3 && segs[0] == "" && segs[1] == lit && segs[2] == "":
+		return shapeContains
+	}
+	return shapeGeneral
 }
 
 func compileGlob(s string) (glob, error) {
@@ -46,6 +78,7 @@ func compileGlob(s string) (glob, error) {
 			}
 		}
 	}
+	g.shape = shapeOf(&g)
 	return g, nil
 }
 
