@@ -262,6 +262,9 @@ func TestContextWithoutFrames(t *testing.T) {
 		require.NotEmpty(t, v.Evidence, name)
 		assert.Equal(t, "lifecycle-log-exit", v.PathRule, "%s: %v", name, v.Evidence)
 		assert.Contains(t, v.Evidence[0], "has no frame after the crash mechanism", name)
+		// the evidence quotes the log line that held, not an empty one
+		assert.Contains(t, strings.Join(v.Evidence, "\n"), "BE exit step 1", name)
+		assert.NotContains(t, strings.Join(v.Evidence, "\n"), `log line "" ~ ""`, name)
 		// without the line the zero id decides, as before
 		cr.Events = nil
 		assert.Equal(t, "id-no-task", c.Classify(cr, signature.Signature{}).PathRule, name)

@@ -242,7 +242,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		if n := creationChain(crash, sv.frames); n > 0 {
 			why := "frames #0-#" + strconv.Itoa(n-1) + " (down to " + sv.frames[n-1] + ") start a thread and the incident has no signal, sanitizer error, message or exception: the stack is the creation stack of the thread (a sanitizer's `Thread T… created by T… here` block cut from its header), not the crash"
 			if !c.decideCreated(v, crash, sv.frames, n, why) {
-				v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
+				v.Path, v.Area, v.PathRule, v.PathConfidence = PathUnknown, "", "", ConfidenceLow
 				v.Evidence = append(v.Evidence[:0], "path unknown: "+why+"; "+createdWhy+"; no path rule places the code between them")
 			}
 			return
@@ -347,7 +347,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// preamble-only text, or one cut at the signal handler, has no frame
 		// after the mechanism for the rule to hold at (noFrame).
 		if !held && (cr.fileLine != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+			prev := best
 			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
+			if best == ri && prev != ri {
+				bestCtx = ch
+			}
 		}
 	}
 	// One pass over the hits, innermost frame first: the first hit at which

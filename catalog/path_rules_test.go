@@ -401,6 +401,13 @@ func TestCreationStack(t *testing.T) {
 	assert.Equal(t, PathUnknown, v.Path, "%v", v.Evidence)
 	require.NotEmpty(t, v.Evidence)
 	assert.Contains(t, v.Evidence[0], "creation stack")
+	assert.Empty(t, v.PathRule, "no rule placed it")
+
+	// With a zero query id the id rule holds, but the ids are not the
+	// creation stack's evidence: the path stays unknown and names no rule.
+	v = c.Classify(&symbolize.Crash{QueryID: "00000000-0000-0000-0000-000000000000", Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("pthread_create", "starrocks::Thread::start_thread(std::string const&, std::string const&, std::function<void ()> const&, unsigned long, scoped_refptr<starrocks::Thread>*)", "starrocks::ExecEnv::_init(std::vector<starrocks::StorePath> const&)", "main")}}}, signature.Signature{})
+	assert.Equal(t, PathUnknown, v.Path, "%v", v.Evidence)
+	assert.Empty(t, v.PathRule, "%v", v.Evidence)
 }
 
 // TestCreationThread: when the scanner keeps a cut thread-creation stack as
