@@ -216,3 +216,23 @@ func TestGlobIndexOrderAndShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestPredicateCreatorThrowOnly: DORIS-57100 is std::stod's uncaught throw
+// in a storage predicate creator; a fault in a creator is not it.
+func TestPredicateCreatorThrowOnly(t *testing.T) {
+	c := defaultCatalog(t)
+	gen := signature.Default()
+	creator := "doris::IntegerPredicateCreator<(doris::PrimitiveType)9, (doris::PredicateType)1>::create(doris::TabletColumn const&, int, std::string const&, bool, doris::vectorized::Arena*)"
+	thrown := &symbolize.Crash{Product: symbolize.ProductDoris, Kind: symbolize.KindSignal, Signal: "SIGABRT", Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed(
+		"__GI_raise", "__GI_abort", "__gnu_cxx::__verbose_terminate_handler()", "std::terminate()", "__cxa_throw", "std::__throw_out_of_range(char const*)", creator, "doris::parse_to_predicate(doris::TabletColumn const&, unsigned int, doris::TCondition const&, doris::vectorized::Arena*, bool)")}}}
+	v := c.Classify(thrown, gen.Generate(thrown))
+	require.NotNil(t, v.Defect, "%v", v.Evidence)
+	assert.Equal(t, "DORIS-57100-float-predicate-stod-out-of-range", v.Defect.ID)
+
+	fault := &symbolize.Crash{Product: symbolize.ProductDoris, Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed(
+		creator, "doris::parse_to_predicate(doris::TabletColumn const&, unsigned int, doris::TCondition const&, doris::vectorized::Arena*, bool)")}}}
+	v = c.Classify(fault, gen.Generate(fault))
+	if v.Defect != nil {
+		assert.NotEqual(t, "DORIS-57100-float-predicate-stod-out-of-range", v.Defect.ID)
+	}
+}

@@ -359,7 +359,7 @@ var knownOverfit = map[string]string{
 	"background-queue-gauges":         "rests on one source fact (only GlobalDriverExecutor's metric gauges call the queues' size()); the corpus has one such crash",
 	"lifecycle-http-worker-setup":     "the HTTP worker lambda with nothing placeable above it; its only other match was the generated variant of its log, which does not count",
 	"lifecycle-daemon-use-after-free": "rests on one source fact (StorageEngine::wait_for_report_notify touches only the engine, a process singleton deleted at shutdown); the daemon loops it covered before are runtime races too (apache/doris#27434, #28092); the corpus has one such report",
-	"lifecycle-staros-worker-gone":    "rests on source facts (StarRocks code reaches the StarOSWorker only through g_worker, which shutdown_staros_worker sets to nullptr, and its shard methods start by locking the worker's own shared_mutex); the corpus has one shared-data shutdown crash",
+	"lifecycle-staros-worker-gone":    "rests on source facts (StarRocks code reaches the StarOSWorker only through g_worker, which shutdown_staros_worker sets to nullptr, and its shard methods start by locking the worker's own shared_mutex); the corpus has one shared-data shutdown crash, and StarRocks PR #79058 (Fixes #78883) names the same race as the defect it fixes",
 	"background-starlet-worker":       "rests on source facts (the StarOSWorker methods are starlet's worker interface, called by starlet's heartbeat and StarMgr's shard RPCs, and by StarRocks code only through g_worker with a StarRocks caller below); the corpus has one starlet heartbeat crash",
 }
 
