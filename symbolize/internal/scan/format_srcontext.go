@@ -64,3 +64,21 @@ func (in *incident) finishSRPreamble() {
 	in.c.Threads = []Thread{{Crashed: true, Truncated: true, Frames: []Frame{}}}
 	in.corrupt("StarRocks crash preamble (query id, memory trackers) without the dump after it: the crash's kind and stack are not in the text")
 }
+
+// adoptPreamble gives an incident that starts right after a preamble-only
+// incident (a gdb session or a sanitizer report pasted after the
+// `query_id:…` line and the trackers) that preamble: its first line, ids,
+// trackers and events. dump_trace_info prints the preamble just before the
+// dump, so the two are one crash, not a cut preamble and a dump without
+// context.
+func (in *incident) adoptPreamble(pre *incident) {
+	c, pc := in.c, pre.c
+	c.StartLine = pc.StartLine
+	c.Product = ProductStarRocks
+	c.QueryID, c.FragmentID, c.PlanNodeID = pc.QueryID, pc.FragmentID, pc.PlanNodeID
+	c.Trackers = append(pc.Trackers[:len(pc.Trackers):len(pc.Trackers)], c.Trackers...)
+	c.Events = append(pc.Events[:len(pc.Events):len(pc.Events)], c.Events...)
+	if c.Version == "" {
+		c.Version, c.BuildType, c.Build = pc.Version, pc.BuildType, pc.Build
+	}
+}

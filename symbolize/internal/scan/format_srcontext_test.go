@@ -119,3 +119,46 @@ func TestStarRocksPreambleOnly(t *testing.T) {
 	require.Len(t, cs, 1)
 	assert.Equal(t, "0df106a1-b061-11ee-8f60-00163e230ce5", cs[0].FragmentID)
 }
+
+// A preamble followed by a dump that starts an incident of its own (a gdb
+// session, a sanitizer report) is that dump's preamble: one incident
+// carrying the ids, trackers and file line, starting at the preamble. Two
+// preambles in a row stay two incidents.
+func TestStarRocksPreambleBeforeOtherDump(t *testing.T) {
+	pre := "query_id:5bd62a8e-59dd-11ed-9b45-5254007b45e6, fragment_instance:5bd62a8e-59dd-11ed-9b45-5254007b45e7\n" +
+		"Load file path: hdfs://nn:9000/user/x/part-0.orc\n" +
+		"tracker:process consumption: 156497672\n" +
+		"tracker:query_pool consumption: 1024\n"
+	dumps := map[string]string{
+		"gdb": "Program terminated with signal SIGSEGV, Segmentation fault.\n(gdb) bt\n" +
+			"#0  0x000000005a000000 in starrocks::vectorized::VectorizedFunctionCallExpr::close ()\n" +
+			"#1  0x000000005a001000 in starrocks::ExprContext::close ()\n",
+		"asan": "==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc 0x0000004a pc 0x1 bp 0x2 sp 0x3\n" +
+			"READ of size 8 at 0x602000000010 thread T12\n" +
+			"    #0 0x4a in starrocks::ExprContext::close() be/src/exprs/expr_context.cpp:10\n" +
+			"    #1 0x4b in starrocks::pipeline::QueryContext::~QueryContext() be/src/exec/pipeline/query_context.cpp:20\n",
+	}
+	for name, dump := range dumps {
+		cs := parseText(t, "I1201 10:00:00.000000 1 x.cpp:1] before\n"+pre+dump)
+		require.Len(t, cs, 1, name)
+		c := cs[0]
+		assert.Equal(t, 2, c.StartLine, name)
+		assert.Equal(t, "5bd62a8e-59dd-11ed-9b45-5254007b45e6", c.QueryID, name)
+		assert.Equal(t, "5bd62a8e-59dd-11ed-9b45-5254007b45e7", c.FragmentID, name)
+		assert.Len(t, c.Trackers, 2, name)
+		assert.NotContains(t, c.CorruptedReason, "preamble", name)
+		ct := c.CrashingThread()
+		require.NotNil(t, ct, name)
+		require.NotEmpty(t, ct.Frames, name)
+		assert.Contains(t, ct.Frames[0].Function, "close", name)
+		var files int
+		for _, e := range c.Events {
+			if e.Kind == EventLoadFile {
+				files++
+			}
+		}
+		assert.Equal(t, 1, files, name)
+	}
+	two := parseText(t, pre+pre)
+	assert.Len(t, two, 2, "a second query_id line is the next crash's preamble")
+}

@@ -300,9 +300,15 @@ func (p *parser) logical(ln lineInfo) {
 		}
 		return
 	}
+	var preamble *incident
 	if p.cur != nil {
 		if p.cur.accept(p, ln, k, m) {
 			return
+		}
+		if p.cur != nil && k != kSRQuery && k != kTracker && p.cur.srPreambleOnly() && startsIncident(k, ln.text, p) {
+			// A StarRocks preamble is printed right before its dump
+			// (format_srcontext.go): the dump starting here is its crash.
+			preamble, p.cur = p.cur, nil
 		}
 		if p.cur != nil {
 			p.cur.cutBy = fmt.Sprintf("line %d, which it cannot hold", ln.no)
@@ -311,6 +317,9 @@ func (p *parser) logical(ln lineInfo) {
 	}
 	if startsIncident(k, ln.text, p) {
 		p.cur = newIncident(p, ln)
+		if preamble != nil {
+			p.cur.adoptPreamble(preamble)
+		}
 		if k == kOther {
 			p.cur.fragment = fragmentStart(p, ln.text)
 		}
