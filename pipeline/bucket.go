@@ -213,15 +213,30 @@ func SortBuckets(out []Bucket, threshold float64) []Bucket {
 		for i := lo; i < hi; i++ {
 			byID[out[i].ID] = append(byID[out[i].ID], i)
 		}
+		// Buckets of one key with different defects are separate
+		// buckets: a similar key is named once per bucket, at its best
+		// score.
 		for _, d := range signature.NearDuplicates(sb, threshold) {
 			for _, i := range byID[d.A] {
-				out[i].Similar = append(out[i].Similar, SimilarBucket{ID: d.B, Key: d.KeyB, Score: d.Score})
+				out[i].Similar = addSimilar(out[i].Similar, SimilarBucket{ID: d.B, Key: d.KeyB, Score: d.Score})
 			}
 			for _, i := range byID[d.B] {
-				out[i].Similar = append(out[i].Similar, SimilarBucket{ID: d.A, Key: d.KeyA, Score: d.Score})
+				out[i].Similar = addSimilar(out[i].Similar, SimilarBucket{ID: d.A, Key: d.KeyA, Score: d.Score})
 			}
 		}
 		lo = hi
 	}
 	return out
+}
+
+// addSimilar adds s to list unless its bucket ID is there already (then
+// it keeps the higher score).
+func addSimilar(list []SimilarBucket, s SimilarBucket) []SimilarBucket {
+	for i := range list {
+		if list[i].ID == s.ID {
+			list[i].Score = max(list[i].Score, s.Score)
+			return list
+		}
+	}
+	return append(list, s)
 }
