@@ -470,3 +470,25 @@ func TestFileLineWithoutFrames(t *testing.T) {
 	v := c.Classify(mk(framesNamed("starrocks::CompactionTask::run()")), signature.Signature{})
 	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
 }
+
+// TestSanitizerThreadName: a sanitizer names the thread `T789
+// (alter_tablet)`, kept as "T789 alter_tablet"; the thread rules see the
+// name after the number (corpus starrocks/124), and "T0" stays whole.
+func TestSanitizerThreadName(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	frames := framesNamed("bool __gnu_cxx::__ops::_Iter_equal_to_iter::operator()<int*, int*>(int*, int*) const")
+	v := c.Classify(&symbolize.Crash{Product: symbolize.ProductStarRocks, Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true, Name: "T789 alter_tablet", Frames: frames}}}, signature.Signature{})
+	require.NotEmpty(t, v.Evidence)
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+	assert.Equal(t, ConfidenceLow, v.PathConfidence)
+	assert.Contains(t, v.Evidence[0], `thread name "T789 alter_tablet"`)
+	for _, name := range []string{"T789alter_tablet", "T alter_tablet", "T789 "} {
+		v = c.Classify(&symbolize.Crash{Product: symbolize.ProductStarRocks, Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true, Name: name, Frames: frames}}}, signature.Signature{})
+		assert.NotEqual(t, PathBackground, v.Path, "%q: %v", name, v.Evidence)
+	}
+	g, err := compileGlob("T0")
+	require.NoError(t, err)
+	assert.True(t, threadNameMatch(&g, "T0"))
+	assert.False(t, threadNameMatch(&g, "T01 x"))
+}
