@@ -167,6 +167,7 @@ var repeatLines = []string{
 // path as with every rule on every line, read whole or in chunks of any
 // size.
 func TestRepeatSkipEquivalence(t *testing.T) {
+	heavyUnderRace(t)
 	r := rand.New(rand.NewPCG(9, 9))
 	inputs := prefilterInputs(t)
 	var texts [][]byte
@@ -406,6 +407,7 @@ func junkInput(r *rand.Rand, size int) []byte {
 // line, read whole or in chunks of any size, and the carried state after
 // every step is the full path's.
 func TestJunkSkipEquivalence(t *testing.T) {
+	heavyUnderRace(t)
 	r := rand.New(rand.NewPCG(7, 7))
 	rounds := 20
 	if testing.Short() {

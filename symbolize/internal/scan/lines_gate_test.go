@@ -10,6 +10,7 @@ import (
 // TestMarkdownLinkGate checks the cheap test normalizeLine makes before
 // markdownLink's expression: every line the expression takes passes it.
 func TestMarkdownLinkGate(t *testing.T) {
+	heavyUnderRace(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	const alphabet = "[]()ab:/ \t\n0x"
 	lines := []string{

@@ -92,6 +92,7 @@ func joinTexts(a, b, sep string, crlf bool) string {
 // file scanned apart: count, kind, signal, crashing-thread frame names and
 // the corrupted flag.
 func TestBackToBackPairs(t *testing.T) {
+	heavyUnderRace(t)
 	if testing.Short() {
 		t.Skip("pairs of every corpus file")
 	}

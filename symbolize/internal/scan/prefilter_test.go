@@ -157,6 +157,7 @@ func mapLines(ls []string, f func(string) string) []string {
 // same incidents, byte for byte, with it and with every rule run on every
 // line, on every crash text of testdata and on damaged variants of them.
 func TestPrefilterEquivalence(t *testing.T) {
+	heavyUnderRace(t)
 	inputs := prefilterInputs(t)
 	r := rand.New(rand.NewPCG(11, 3))
 	variants := 3
