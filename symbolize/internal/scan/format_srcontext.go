@@ -9,6 +9,10 @@ import "strings"
 // crash, of the kind below, with the line as its text; the catalog takes it
 // as path evidence (catalog/data/paths.yaml, file_line).
 
+// maxTrackers bounds the memory-tracker lines kept per incident (a
+// preamble lists a few dozen at most).
+const maxTrackers = 64
+
 // Event kinds of the StarRocks preamble's file line.
 const (
 	// EventHiveFile is `Hive file path: …, partition id: …, length: …,
@@ -77,7 +81,13 @@ func (in *incident) adoptPreamble(pre *incident) {
 	c.Product = ProductStarRocks
 	c.QueryID, c.FragmentID, c.PlanNodeID = pc.QueryID, pc.FragmentID, pc.PlanNodeID
 	c.Trackers = append(pc.Trackers[:len(pc.Trackers):len(pc.Trackers)], c.Trackers...)
+	if len(c.Trackers) > maxTrackers {
+		c.Trackers = c.Trackers[:maxTrackers]
+	}
 	c.Events = append(pc.Events[:len(pc.Events):len(pc.Events)], c.Events...)
+	if len(c.Events) > 64 { // the bound of incident.event
+		c.Events = c.Events[:64]
+	}
 	if c.Version == "" {
 		c.Version, c.BuildType, c.Build = pc.Version, pc.BuildType, pc.Build
 	}

@@ -350,7 +350,7 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			return false
 		}
 		c.Product = ProductStarRocks
-		if len(c.Trackers) < 64 {
+		if len(c.Trackers) < maxTrackers {
 			b, _ := strconv.ParseInt(m[2], 10, 64)
 			c.Trackers = append(c.Trackers, Tracker{Name: m[1], Bytes: b})
 		}

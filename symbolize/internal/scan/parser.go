@@ -114,12 +114,14 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		}
 	}
 	if p.cur != nil && len(text) > 0 {
-		// Inside an incident a line holding a NUL that is junk between
-		// incidents (isJunk) ends the incident and is skipped: binary junk
-		// cuts a dump, and it must not start another one (`#0 00\x00`
-		// after a gdb line started a backtrace that its span alone does
-		// not give: FuzzScan's invariant).
-		if view := unsafe.String(&text[0], len(text)); !nulFree && strings.IndexByte(view, 0) >= 0 && isJunk(view) {
+		// Inside an incident a line that is binary (a NUL, or control
+		// bytes weighing binaryLimit: isBinary) and junk between incidents
+		// (isJunk) ends the incident and is skipped: binary junk cuts a
+		// dump, and it must not start another one (`#0 00\x00` or `#0
+		// \x17…` after a gdb line started a backtrace that its span alone
+		// does not give: FuzzScan's invariant, crashers in
+		// testdata/fuzz/FuzzScan).
+		if view := unsafe.String(&text[0], len(text)); (!nulFree && strings.IndexByte(view, 0) >= 0 || isBinary(view)) && isJunk(view) {
 			p.closeCurrent()
 			p.pfx.hasPrev = false
 			return
