@@ -484,8 +484,8 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			if sv.created && c.rules[i].Path == PathLifecycle {
 				continue
 			}
-			for gi := range cr.threads {
-				if threadNameMatch(&cr.threads[gi], name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
+			for _, g := range cr.threads {
+				if g.match(name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
 					wb = i
 				}
 			}
@@ -555,29 +555,8 @@ func threadMatches(globs []glob, t *symbolize.Thread) bool {
 		return false
 	}
 	for i := range globs {
-		if threadNameMatch(&globs[i], t.Name) {
+		if globs[i].match(t.Name) {
 			return true
-		}
-	}
-	return false
-}
-
-// threadNameMatch matches a thread name against a thread glob. A
-// sanitizer names a thread by its number and, in parentheses, its name
-// (`thread T789 (alter_tablet)`), which the scanner keeps as "T789
-// alter_tablet": the glob is tried on the whole name ("T0", the main
-// thread) and on the name after the number.
-func threadNameMatch(g *glob, name string) bool {
-	if g.match(name) {
-		return true
-	}
-	if len(name) > 2 && name[0] == 'T' && name[1] >= '0' && name[1] <= '9' {
-		i := 1
-		for i < len(name) && name[i] >= '0' && name[i] <= '9' {
-			i++
-		}
-		if i < len(name)-1 && name[i] == ' ' {
-			return g.match(name[i+1:])
 		}
 	}
 	return false

@@ -509,7 +509,16 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 	case kSanAccess:
 		if in.sec == secSanitizer {
 			if m[4] != "" {
-				in.cur.th.Name = strings.TrimSpace(m[4] + " " + m[5])
+				// `thread T789 (alter_tablet)`: T789 is the sanitizer's
+				// own thread number, the parenthesized text the thread's
+				// name. A thread printed without a name (`thread T0`, the
+				// main thread) is named by its number. The number is not
+				// the thread's ID: a dump after the report may print the
+				// kernel TID, which finish gives to a thread without one.
+				in.cur.th.Name = m[4]
+				if name := strings.TrimSpace(m[5]); name != "" {
+					in.cur.th.Name = name
+				}
 			}
 			in.used(ln)
 			return true

@@ -317,3 +317,26 @@ func TestSanitizerFragmentShadowTail(t *testing.T) {
 	require.Len(t, c.Threads, 2)
 	assert.Len(t, c.Threads[1].Frames, 5)
 }
+
+// The access line names the crashing thread `thread T789 (alter_tablet)`:
+// T789 is the sanitizer's thread number, alter_tablet its name; the main
+// thread, printed `thread T0` without a name, is named by its number. The
+// number is no ID (a later dump's kernel TID is; f6-asan-then-f1's golden).
+func TestSanitizerAccessThreadName(t *testing.T) {
+	head := "==3132==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602006bc23f4 at pc 0x000010462bf4 bp 0x7f9d1cc951b0 sp 0x7f9d1cc951a8\n"
+	frames := "    #0 0x10462bf3 in starrocks::Foo::bar() be/src/foo.cpp:1\n    #1 0x10462bf4 in starrocks::Foo::baz() be/src/foo.cpp:2\n"
+	for _, tc := range []struct {
+		access, name string
+	}{
+		{"READ of size 4 at 0x602006bc23f4 thread T789 (alter_tablet)\n", "alter_tablet"},
+		{"WRITE of size 8 at 0x602006bc23f4 thread T0\n", "T0"},
+		{"READ of size 4 at 0x602006bc23f4 thread T12 (pip_exec_com)\n", "pip_exec_com"},
+	} {
+		cs := parseText(t, head+tc.access+frames)
+		require.Len(t, cs, 1, tc.access)
+		ct := cs[0].CrashingThread()
+		require.NotNil(t, ct, tc.access)
+		assert.Equal(t, tc.name, ct.Name, tc.access)
+		assert.Zero(t, ct.ID, tc.access)
+	}
+}
