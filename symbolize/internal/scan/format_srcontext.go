@@ -10,8 +10,11 @@ import "strings"
 // as path evidence (catalog/data/paths.yaml, file_line).
 
 // maxTrackers bounds the memory-tracker lines kept per incident (a
-// preamble lists a few dozen at most).
-const maxTrackers = 64
+// preamble lists a few dozen at most), maxEvents its context events.
+const (
+	maxTrackers = 64
+	maxEvents   = 64
+)
 
 // Event kinds of the StarRocks preamble's file line.
 const (
@@ -85,8 +88,8 @@ func (in *incident) adoptPreamble(pre *incident) {
 		c.Trackers = c.Trackers[:maxTrackers]
 	}
 	c.Events = append(pc.Events[:len(pc.Events):len(pc.Events)], c.Events...)
-	if len(c.Events) > 64 { // the bound of incident.event
-		c.Events = c.Events[:64]
+	if len(c.Events) > maxEvents {
+		c.Events = c.Events[:maxEvents]
 	}
 	if c.Version == "" {
 		c.Version, c.BuildType, c.Build = pc.Version, pc.BuildType, pc.Build

@@ -12,7 +12,7 @@ import (
 )
 
 func (in *incident) event(ln lineInfo, kind, text string) {
-	if len(in.c.Events) < 64 {
+	if len(in.c.Events) < maxEvents {
 		in.c.Events = append(in.c.Events, Event{Line: ln.no, Kind: kind, Text: strings.TrimSpace(text)})
 	}
 	in.used(ln)

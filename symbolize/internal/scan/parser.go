@@ -115,13 +115,13 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 	}
 	if p.cur != nil && len(text) > 0 {
 		// Inside an incident a line that is binary (a NUL, or control
-		// bytes weighing binaryLimit: isBinary) and junk between incidents
-		// (isJunk) ends the incident and is skipped: binary junk cuts a
-		// dump, and it must not start another one (`#0 00\x00` or `#0
-		// \x17…` after a gdb line started a backtrace that its span alone
-		// does not give: FuzzScan's invariant, crashers in
-		// testdata/fuzz/FuzzScan).
-		if view := unsafe.String(&text[0], len(text)); (!nulFree && strings.IndexByte(view, 0) >= 0 || isBinary(view)) && isJunk(view) {
+		// bytes weighing binaryLimit: weighsBinary, which stops as soon as
+		// the weight is reached) and junk between incidents (isJunk) ends
+		// the incident and is skipped: binary junk cuts a dump, and it
+		// must not start another one (`#0 00\x00` or `#0 \x17…` after a gdb
+		// line started a backtrace that its span alone does not give:
+		// FuzzScan's invariant, crashers in testdata/fuzz/FuzzScan).
+		if view := unsafe.String(&text[0], len(text)); weighsBinary(view) && isJunk(view) {
 			p.closeCurrent()
 			p.pfx.hasPrev = false
 			return
