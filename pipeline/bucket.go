@@ -205,38 +205,27 @@ func SortBuckets(out []Bucket, threshold float64) []Bucket {
 		for hi < len(out) && out[hi].Path == out[lo].Path {
 			hi++
 		}
-		sb := make([]signature.Bucket, hi-lo)
-		for i := range sb {
-			sb[i] = out[lo+i].Bucket
-		}
+		// Buckets of one key with different defects are separate buckets
+		// with the same signature: NearDuplicates compares each key once
+		// (its frames are the key's), and every bucket of a key gets the
+		// key's similar keys.
+		var sb []signature.Bucket
 		byID := map[string][]int{}
 		for i := lo; i < hi; i++ {
+			if byID[out[i].ID] == nil {
+				sb = append(sb, out[i].Bucket)
+			}
 			byID[out[i].ID] = append(byID[out[i].ID], i)
 		}
-		// Buckets of one key with different defects are separate
-		// buckets: a similar key is named once per bucket, at its best
-		// score.
 		for _, d := range signature.NearDuplicates(sb, threshold) {
 			for _, i := range byID[d.A] {
-				out[i].Similar = addSimilar(out[i].Similar, SimilarBucket{ID: d.B, Key: d.KeyB, Score: d.Score})
+				out[i].Similar = append(out[i].Similar, SimilarBucket{ID: d.B, Key: d.KeyB, Score: d.Score})
 			}
 			for _, i := range byID[d.B] {
-				out[i].Similar = addSimilar(out[i].Similar, SimilarBucket{ID: d.A, Key: d.KeyA, Score: d.Score})
+				out[i].Similar = append(out[i].Similar, SimilarBucket{ID: d.A, Key: d.KeyA, Score: d.Score})
 			}
 		}
 		lo = hi
 	}
 	return out
-}
-
-// addSimilar adds s to list unless its bucket ID is there already (then
-// it keeps the higher score).
-func addSimilar(list []SimilarBucket, s SimilarBucket) []SimilarBucket {
-	for i := range list {
-		if list[i].ID == s.ID {
-			list[i].Score = max(list[i].Score, s.Score)
-			return list
-		}
-	}
-	return append(list, s)
 }
