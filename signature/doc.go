@@ -273,6 +273,16 @@
 //     as a last resort; the products' thread trampolines are matched
 //     whatever the case of their class (`starrocks::thread::supervise_thread`).
 //
+// crashsig-sig/10 adds two rule families of the same kind (no change of
+// the walk): the products' one-value memcpy (`unaligned_load`,
+// `unaligned_store`, free or a static of StringUtil/HashUtil) joins the
+// memcpy family under one key name, and the products' hash functions
+// (crc_hash_64, SliceHash, StdHash, HashUtil, murmur) and phmap's
+// header-only hash tables are generic: every hash join, aggregation and
+// distinct state calls them, so the caller names the defect
+// (`FAULT | unaligned_load | starrocks::DistinctAggregateState::deserialize_and_merge`
+// instead of `FAULT | starrocks::unaligned_load`).
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //
