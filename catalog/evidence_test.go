@@ -361,6 +361,7 @@ var knownOverfit = map[string]string{
 	"lifecycle-daemon-use-after-free": "rests on one source fact (StorageEngine::wait_for_report_notify touches only the engine, a process singleton deleted at shutdown); the daemon loops it covered before are runtime races too (apache/doris#27434, #28092); the corpus has one such report",
 	"lifecycle-staros-worker-gone":    "rests on source facts (StarRocks code reaches the StarOSWorker only through g_worker, which shutdown_staros_worker sets to nullptr, and its shard methods start by locking the worker's own shared_mutex); the corpus has one shared-data shutdown crash, and StarRocks PR #79058 (Fixes #78883) names the same race as the defect it fixes",
 	"load-external-table-write":       "rests on one source fact (TableConnector's append, convert_column_data, exec_write_sql and transaction calls are its write half, used only by the JDBC/ODBC/MySQL table sinks: be/src/exec/table_connector.h); the corpus has one INSERT into an external table",
+	"background-main-loop":            "rests on one source fact (Doris 1.x-2.0's main runs the process's memory bookkeeping in its `while (!k_doris_exit)` loop after start-up: be/src/service/doris_main.cpp); the corpus has one crash in that loop",
 	"background-starlet-worker":       "rests on source facts (the StarOSWorker methods are starlet's worker interface, called by starlet's heartbeat and StarMgr's shard RPCs, and by StarRocks code only through g_worker with a StarRocks caller below); the corpus has one starlet heartbeat crash",
 }
 
