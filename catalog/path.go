@@ -260,6 +260,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				}
 				*v = Verdict{CatalogRevision: v.CatalogRevision, SignatureAlgorithm: v.SignatureAlgorithm, Status: v.Status}
 			}
+			if t := cutSanitizerStack(crash); t != nil && c.decideFromCut(v, crash, t) {
+				return
+			}
 		}
 	}
 	qs := queryIDState(crash)
@@ -602,6 +605,38 @@ func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, stack []stri
 	}
 	v.PathConfidence = ConfidenceLow
 	v.Evidence = append([]string{"path " + string(v.Path) + "/" + v.Area + " from a thread-creation stack (weak, confidence low): " + why + "; " + createdWhy}, v.Evidence...)
+	return true
+}
+
+// cutWhy says how the cut stack of a sanitizer report is read
+// (decideFromCut).
+const cutWhy = "the crashing stack is missing and the report's first other stack with frames lost its header (the access, freed-by or allocated-by stack of the same memory: a paste that kept only the tail of the report); the code it shows is the work that used the memory, read at low confidence (never as lifecycle: a cut stack under main or ExecEnv::init is most likely a thread-creation stack)"
+
+// decideFromCut decides the path of a sanitizer report whose crashing stack
+// is missing from a stack whose header was cut (cutSanitizerStack): the
+// path rules run on it as on a crashing stack, and what they find is low
+// confidence, introduced by cutWhy. It reports whether a frame rule placed
+// the stack; v is left as it was when not.
+func (c *Catalog) decideFromCut(v *Verdict, crash *symbolize.Crash, t *symbolize.Thread) bool {
+	sub := *crash
+	th := *t
+	th.Crashed = true
+	sub.Threads = []symbolize.Thread{th}
+	var cv Verdict
+	cv.CatalogRevision, cv.SignatureAlgorithm, cv.Status = v.CatalogRevision, v.SignatureAlgorithm, v.Status
+	sv := c.view(&sub, FrameNames(&sub), signature.Signature{})
+	c.decidePath(&cv, &sub, sv)
+	c.releaseView(sv)
+	if cv.Path == PathUnknown || cv.Path == "" || cv.Path == PathLifecycle || !c.isFrameRule(cv.PathRule) {
+		// Lifecycle is not read from a cut stack: every pool thread is
+		// created under main or ExecEnv::init, so a cut stack under them
+		// is most likely a thread-creation stack that lost its header and
+		// its pthread_create frames, which says nothing about the crash.
+		return false
+	}
+	cv.PathConfidence = ConfidenceLow
+	cv.Evidence = append([]string{"path " + string(cv.Path) + "/" + cv.Area + " from a sanitizer stack whose header is cut (weak, confidence low): " + cutWhy}, cv.Evidence...)
+	*v = cv
 	return true
 }
 

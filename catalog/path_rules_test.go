@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"bytes"
+	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -511,4 +514,50 @@ func TestSanitizerThreadName(t *testing.T) {
 	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
 	assert.Equal(t, ConfidenceLow, v.PathConfidence)
 	assert.Contains(t, v.Evidence[0], `thread name "alter_tablet"`)
+}
+
+// TestCutSanitizerStack: a sanitizer report pasted from its tail has no
+// crashing stack, only a stack whose header was cut (the access, freed-by
+// or allocated-by stack) before its `Thread T… created by` blocks. The
+// code of that stack places the crash at low confidence (real reports from
+// the corpus); under main it is most likely a thread-creation stack that
+// lost its header, and lifecycle is not read from it.
+func TestCutSanitizerStack(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		file string
+		want Path
+	}{
+		{"starrocks/130-asan-sqltester-task-worker-pool-thread-created-by-t0-tail.txt", PathBackground},
+		{"starrocks/131-asan-tail-scan-executor-worker-thread-con-wg-scan-io-created.txt", PathScan},
+		{"starrocks/132-asan-tail-geo-function-thread-t220-fragment-mgr-created.txt", PathQuery},
+		{"doris/171-asan-tail-sender-queue-add-block-fragment-mgr-thread-created-by-bthread.txt", PathUnknown},
+	} {
+		b, err := os.ReadFile("../testdata/corpus/" + tc.file)
+		require.NoError(t, err)
+		cs, err := symbolize.ParseAll(context.Background(), bytes.NewReader(b), symbolize.ScanOptions{Source: tc.file})
+		require.NoError(t, err)
+		require.Len(t, cs, 1, tc.file)
+		cr := cs[0]
+		require.Equal(t, symbolize.KindSanitizer, cr.Kind, tc.file)
+		require.NotNil(t, cutSanitizerStack(cr), tc.file)
+		v := c.Classify(cr, signature.Signature{})
+		require.NotEmpty(t, v.Evidence, tc.file)
+		assert.Equal(t, tc.want, v.Path, "%s: %v", tc.file, v.Evidence)
+		if tc.want != PathUnknown {
+			assert.Equal(t, ConfidenceLow, v.PathConfidence, tc.file)
+			assert.Contains(t, v.Evidence[0], "sanitizer stack whose header is cut", tc.file)
+		} else {
+			assert.NotContains(t, strings.Join(v.Evidence, "\n"), "header is cut", tc.file)
+		}
+	}
+
+	// A crashing stack with frames is read as always: the cut stack is a bystander.
+	cut := symbolize.Thread{Frames: framesNamed("starrocks::workgroup::ScanExecutor::worker_thread()", "starrocks::ThreadPool::dispatch_thread()")}
+	v := c.Classify(&symbolize.Crash{Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("starrocks::CompactionTask::run()")}, cut}}, signature.Signature{})
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+	// Only a sanitizer report has cut stacks.
+	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true}, cut}}, signature.Signature{})
+	assert.NotEqual(t, PathScan, v.Path, "%v", v.Evidence)
 }

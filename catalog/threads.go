@@ -147,6 +147,24 @@ func creationChain(crash *symbolize.Crash, frames []string) int {
 // (`Thread T12 (…) created by T0 here`).
 const creationStatePrefix = "thread-creation stack"
 
+// cutSanitizerStack returns the first auxiliary stack of a sanitizer
+// report whose header was cut (no State: neither `freed by`, `previously
+// allocated by` nor a thread-creation block) and that has frames, or nil.
+// Only a sanitizer report has such stacks: the scanner keeps them beside an
+// empty crashing thread when the paste starts inside the report.
+func cutSanitizerStack(crash *symbolize.Crash) *symbolize.Thread {
+	if crash.Kind != symbolize.KindSanitizer {
+		return nil
+	}
+	for i := range crash.Threads {
+		t := &crash.Threads[i]
+		if !t.Crashed && len(t.Frames) > 0 && t.State == "" {
+			return t
+		}
+	}
+	return nil
+}
+
 // creationThread returns the incident's thread-creation stack (an
 // auxiliary thread of a sanitizer report), or nil.
 func creationThread(crash *symbolize.Crash) *symbolize.Thread {
