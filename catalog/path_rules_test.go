@@ -561,3 +561,32 @@ func TestCutSanitizerStack(t *testing.T) {
 	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true}, cut}}, signature.Signature{})
 	assert.NotEqual(t, PathScan, v.Path, "%v", v.Evidence)
 }
+
+// TestPathFromDefect: a crash no frame places (a shell's report of the
+// death, no stack) takes the path of the known defect it matches, at low
+// confidence, and a defect without a fix gives its workaround in the
+// advice (real reports: apache/doris#7266, StarRocks operator#92).
+func TestPathFromDefect(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	for file, id := range map[string]string{
+		"defects/doris/start-be-sh-illegal-instruction-zh-no-avx2.txt":                               "DORIS-6251-cpu-without-avx2",
+		"defects/starrocks/start-backend-sh-illegal-instruction-no-avx2.txt":                         "SR-52256-cpu-without-avx2",
+		"corpus/starrocks/135-allin1-3.5-docker-macos-supervisord-beservice-sigill-restart-loop.txt": "SR-52256-cpu-without-avx2",
+	} {
+		b, err := os.ReadFile("../testdata/" + file)
+		require.NoError(t, err)
+		cs, err := symbolize.ParseAll(context.Background(), bytes.NewReader(b), symbolize.ScanOptions{Source: file})
+		require.NoError(t, err)
+		require.NotEmpty(t, cs, file)
+		gen, err := signature.NewGenerator(signature.Options{})
+		require.NoError(t, err)
+		v := c.Classify(cs[0], gen.Generate(cs[0]))
+		require.NotNil(t, v.Defect, "%s: %v", file, v.Evidence)
+		assert.Equal(t, id, v.Defect.ID, file)
+		assert.Equal(t, PathLifecycle, v.Path, "%s: %v", file, v.Evidence)
+		assert.Equal(t, ConfidenceLow, v.PathConfidence, file)
+		assert.Contains(t, strings.Join(v.Evidence, "\n"), "from the matched defect "+id, file)
+		assert.Contains(t, v.Advice, "no fix known; workaround: Check the CPU", file)
+	}
+}

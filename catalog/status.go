@@ -116,6 +116,9 @@ func fixesOf(d *Defect) []fixOn {
 func fixSummary(d *Defect) string {
 	fs := fixesOf(d)
 	if len(fs) == 0 {
+		if d.Workaround != "" {
+			return "no fix known; workaround: " + d.Workaround
+		}
 		return "no fix known"
 	}
 	var est, lik []string

@@ -56,11 +56,23 @@ func (c *Catalog) PathOf(crash *symbolize.Crash) (Path, string) {
 // the defect it matched, if the entry names one: a matched defect wins over
 // the busy threads' path.
 func (c *Catalog) pathFromDefect(v *Verdict, crash *symbolize.Crash) {
-	if crash.Kind == symbolize.KindThreadDump && v.Defect != nil {
-		if d, ok := c.Defect(v.Defect.ID); ok && d.Path != "" {
-			v.Path, v.Area, v.PathConfidence = d.Path, d.Area, ConfidenceMedium
-			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s: a thread dump has no crashing thread to place", d.Path, d.Area, d.ID))
-		}
+	if v.Defect == nil {
+		return
+	}
+	d, ok := c.Defect(v.Defect.ID)
+	if !ok || d.Path == "" || d.Path == PathUnknown {
+		return
+	}
+	switch {
+	case crash.Kind == symbolize.KindThreadDump:
+		v.Path, v.Area, v.PathConfidence = d.Path, d.Area, ConfidenceMedium
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s: a thread dump has no crashing thread to place", d.Path, d.Area, d.ID))
+	case v.Path == PathUnknown || v.Path == "":
+		// Nothing in the stack placed the crash (no frame, or none a rule
+		// names), but a known defect matched it by its key, message or
+		// check: the defect's path is where that defect happens.
+		v.Path, v.Area, v.PathConfidence = d.Path, d.Area, ConfidenceLow
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s (confidence low): no frame placed the crash, and the defect it matches happens on that path", d.Path, d.Area, d.ID))
 	}
 }
 

@@ -280,10 +280,10 @@ func ProductFromFrames(c *Crash) Product {
 		}
 	}
 	for _, e := range c.Events {
-		if strings.Contains(e.Text, "starrocks_be") {
+		if containsAny(e.Text, srEventWords) {
 			sr++
 		}
-		if strings.Contains(e.Text, "doris_be") {
+		if containsAny(e.Text, dorisEventWords) {
 			doris++
 		}
 	}
@@ -294,6 +294,26 @@ func ProductFromFrames(c *Crash) Product {
 		return ProductStarRocks
 	}
 	return ProductUnknown
+}
+
+// srEventWords and dorisEventWords name a product in the text of an event
+// (a shell's or supervisord's report of the death, a context line): the
+// binaries, the start scripts' variables and files (StarRocks
+// bin/start_backend.sh runs ${START_BE_CMD}, start_cn.sh starts a CN; Doris
+// bin/start_be.sh runs ${DORIS_HOME}/lib/doris_be, palo_be before 1.2) and
+// the program names of StarRocks' allin1 images under supervisord.
+var (
+	srEventWords    = []string{"starrocks_be", "STARROCKS_HOME", "START_BE_CMD", "start_backend.sh", "start_cn.sh", "exited: beservice", "exited: cnservice"}
+	dorisEventWords = []string{"doris_be", "palo_be", "DORIS_HOME"}
+)
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // decideKind settles the incident kind from its parts.

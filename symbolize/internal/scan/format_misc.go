@@ -31,6 +31,18 @@ var miscRules = []lineRule{
 	{id: "F9.shell_segv", kind: kShell, contains: "Segmentation fault"},
 	{id: "F9.shell_abort", kind: kShell, contains: "Aborted (core dumped)"},
 	{id: "F9.shell_segv_zh", kind: kShell, contains: "段错误"},
+	// The other fatal signals in glibc's strsignal words (bash prints them for
+	// a job killed by a signal), in English and zh_CN: an AVX2 build started
+	// on a CPU without AVX2 dies of SIGILL before any handler is installed.
+	{id: "F9.shell_ill", kind: kShell, contains: "Illegal instruction"},
+	{id: "F9.shell_bus", kind: kShell, contains: "Bus error"},
+	{id: "F9.shell_fpe", kind: kShell, contains: "Floating point exception"},
+	{id: "F9.shell_ill_zh", kind: kShell, contains: "非法指令"},
+	{id: "F9.shell_bus_zh", kind: kShell, contains: "总线错误"},
+	{id: "F9.shell_fpe_zh", kind: kShell, contains: "浮点数例外"},
+	// supervisord (StarRocks' allin1 images run the BE as program
+	// `beservice`): `exited: beservice (terminated by SIGILL (core dumped); not expected)`.
+	{id: "F9.supervisord", kind: kShell, contains: " (terminated by SIG"},
 	// bash's job message pads the signal text to a column:
 	// `line 210:  4567 Aborted                 (core dumped) nohup …`.
 	{id: "F9.shell_core", kind: kShell, contains: "(core dumped)"},
@@ -262,10 +274,22 @@ func pastePrefix(a, b []byte) int {
 // crashes leave (no handler ran, or its output went elsewhere): an
 // incident of its own, flagged corrupted with the reason, whose signal the
 // message names. Groups: 1 the PID, 2 the message.
-var shellCrashLine = mustCompile(`^(?:\S*(?:start_be|start_cn|start_backend|be|cn)\.sh: line \d+: +(\d+) +)?(Segmentation fault|Aborted|段错误)(?: +\((?:core dumped|核心已转储)\))?(?:\s|$)`)
+var shellCrashLine = mustCompile(`^(?:\S*(?:start_be|start_cn|start_backend|be|cn)\.sh: (?:line|行) \d+: +(\d+) +)?(Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception|段错误|非法指令|总线错误|浮点数例外|已放弃)(?: +\((?:core dumped|核心已转储|吐核)\))?(?:\s|$)`)
 
-// shellSignals maps the shell's message to the signal it reports.
-var shellSignals = map[string]string{"Segmentation fault": "SIGSEGV", "段错误": "SIGSEGV", "Aborted": "SIGABRT"}
+// supervisordCrashLine is supervisord's report that the backend's program
+// died of a signal: `… INFO exited: beservice (terminated by SIGILL (core
+// dumped); not expected)`. Only the backend's program names count (the
+// allin1 images also run the FE, a proxy and a director). Groups: 1 the
+// program, 2 the signal.
+var supervisordCrashLine = mustCompile(`\bexited: (beservice|cnservice|be|cn|backend|starrocks_be|doris_be|palo_be) \(terminated by (SIG[A-Z0-9]+)(?: \(core dumped\))?; not expected\)`)
+
+// shellSignals maps the shell's message (glibc's strsignal words, English
+// and zh_CN) to the signal it reports.
+var shellSignals = map[string]string{
+	"Segmentation fault": "SIGSEGV", "段错误": "SIGSEGV", "Aborted": "SIGABRT", "已放弃": "SIGABRT",
+	"Illegal instruction": "SIGILL", "非法指令": "SIGILL", "Bus error": "SIGBUS", "总线错误": "SIGBUS",
+	"Floating point exception": "SIGFPE", "浮点数例外": "SIGFPE",
+}
 
 // shellCrash returns the submatches of shellCrashLine when the line is a
 // whole-line shell report of a crash: with the script's prefix, or with
@@ -274,11 +298,15 @@ var shellSignals = map[string]string{"Segmentation fault": "SIGSEGV", "段错误
 // of the next incident.
 func shellCrash(text string) []string {
 	t := strings.TrimSpace(text)
+	if s := supervisordCrashLine.FindStringSubmatch(t); s != nil {
+		// the signal is named already: shellStart maps it to itself
+		return []string{s[0], "", s[2]}
+	}
 	m := shellCrashLine.FindStringSubmatch(t)
 	if m == nil {
 		return nil
 	}
-	if m[1] == "" && !strings.Contains(t, "core dumped") && !strings.Contains(t, "核心已转储") {
+	if m[1] == "" && !strings.Contains(t, "core dumped") && !strings.Contains(t, "核心已转储") && !strings.Contains(t, "吐核") {
 		return nil
 	}
 	return m
@@ -291,11 +319,18 @@ func (in *incident) shellStart(m []string, ln lineInfo) {
 	in.addFormat("F9")
 	c.Kind = KindSignal
 	c.Signal = shellSignals[m[2]]
+	if c.Signal == "" && strings.HasPrefix(m[2], "SIG") {
+		c.Signal = m[2] // supervisord names the signal
+	}
 	if m[1] != "" {
 		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	in.shellOnly = true
 	in.sec = secDone
 	in.event(ln, "shell", ln.text)
-	in.corrupt("only the shell's report of the crash (" + m[2] + "): no stack was printed")
+	who := "the shell's"
+	if strings.HasPrefix(m[2], "SIG") {
+		who = "supervisord's"
+	}
+	in.corrupt("only " + who + " report of the crash (" + m[2] + "): no stack was printed")
 }

@@ -48,6 +48,14 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 			if bytes.HasPrefix(b, []byte("```")) {
 				return nil, runtimeLogger, true // fence line: treat as blank
 			}
+			// Markdown inline code around the whole line (a one-line paste
+			// in an issue: "`Illegal instruction (core dumped)`"): the text
+			// inside the backticks, which hold no other backtick.
+			if n := len(b); n > 2 && b[n-1] == '`' && bytes.IndexByte(b[1:n-1], '`') < 0 {
+				b = b[1 : n-1]
+				prefixed = true
+				continue
+			}
 		case c == '{':
 			if bytes.HasPrefix(b, []byte("{code")) || bytes.HasPrefix(b, []byte("{noformat")) {
 				return nil, runtimeLogger, true

@@ -136,6 +136,20 @@ func TestShellCrashLine(t *testing.T) {
 		"Aborted by the user":                           "",
 		"the query hit a Segmentation fault in the UDF": "",
 		"W20240308 10:15:09.145 196 x.cpp:1] Segmentation fault (core dumped)": "",
+		// the other fatal signals in glibc's strsignal words, English and zh_CN
+		// (real lines: StarRocks operator#92, apache/doris#6251 and #7266)
+		"/opt/starrocks/be/bin/start_backend.sh: line 185:   807 Illegal instruction     (core dumped) ${START_BE_CMD} \"$@\" >> ${LOG_FILE} 2>&1 < /dev/null": "Illegal instruction",
+		"./start_be.sh: line 119: 27813 Illegal instruction     $LIMIT ${DORIS_HOME}/lib/palo_be \"$@\"":                                                       "Illegal instruction",
+		"start_be.sh: 行 102: 23022 非法指令            (吐核)$LIMIT ${DORIS_HOME}/lib/palo_be":                                                                       "非法指令",
+		"Bus error (core dumped)":                "Bus error",
+		"Floating point exception (core dumped)": "Floating point exception",
+		"Illegal instruction":                    "",
+		"an Illegal instruction in the JIT":      "",
+		// supervisord (StarRocks' allin1 images): the backend's programs only
+		"2024-10-23 16:28:26,887 INFO exited: beservice (terminated by SIGILL (core dumped); not expected)": "SIGILL",
+		"2025-07-03 10:08:28,756 INFO exited: beservice (terminated by SIGILL; not expected)":               "SIGILL",
+		"2025-07-03 10:08:28,756 INFO exited: feservice (terminated by SIGKILL; not expected)":              "",
+		"2025-07-03 10:08:28,756 INFO exited: beservice (exit status 1; not expected)":                      "",
 	} {
 		m := shellCrash(line)
 		if want == "" {
@@ -144,6 +158,34 @@ func TestShellCrashLine(t *testing.T) {
 		}
 		require.NotNil(t, m, line)
 		assert.Equal(t, want, m[2], line)
+	}
+}
+
+// TestShellDeathIncident: a shell's or supervisord's report of the
+// backend's death is an incident of its own, with the signal it names and
+// the product its words name (start script variables, binaries, program).
+func TestShellDeathIncident(t *testing.T) {
+	for _, tc := range []struct {
+		text, signal string
+		product      Product
+	}{
+		{"[Mon Apr 17 08:00:50 UTC 2023] run start_be.sh\n/opt/starrocks/be/bin/start_backend.sh: line 185:   807 Illegal instruction     (core dumped) ${START_BE_CMD} \"$@\" >> ${LOG_FILE} 2>&1 < /dev/null\n", "SIGILL", ProductStarRocks},
+		{"./start_be.sh: line 119: 27813 Illegal instruction     $LIMIT ${DORIS_HOME}/lib/palo_be \"$@\" >> $LOG_DIR/be.out 2>&1 < /dev/null\n", "SIGILL", ProductDoris},
+		{"start_be.sh: 行 102: 23022 非法指令            (吐核)$LIMIT ${DORIS_HOME}/lib/palo_be\n", "SIGILL", ProductDoris},
+		{"2024-10-23 16:28:26,887 INFO exited: beservice (terminated by SIGILL (core dumped); not expected)\n", "SIGILL", ProductStarRocks},
+		// Markdown inline code around the whole line (a one-line paste)
+		{"`platform@dc:/opt/starrocks-3.3.3$ ./be/bin/start_cn.sh`\n`Illegal instruction (core dumped)`\n", "SIGILL", ProductUnknown},
+		{"`Bus error (core dumped)`\n", "SIGBUS", ProductUnknown},
+	} {
+		cs, err := ParseAll(context.Background(), strings.NewReader(tc.text), ScanOptions{})
+		require.NoError(t, err, tc.text)
+		require.Len(t, cs, 1, tc.text)
+		c := cs[0]
+		assert.Equal(t, tc.signal, c.Signal, tc.text)
+		assert.Equal(t, KindSignal, c.Kind, tc.text)
+		assert.Equal(t, tc.product, c.Product, tc.text)
+		assert.True(t, c.Corrupted, tc.text)
+		assert.Contains(t, c.CorruptedReason, "no stack was printed", tc.text)
 	}
 }
 

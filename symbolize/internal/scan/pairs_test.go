@@ -28,7 +28,14 @@ var (
 	// header, a gdb backtrace starting below #0, a sanitizer report
 	// without its header and crash stack); after another dump it reads as
 	// that dump's continuation.
-	continuesPrevious = []string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line"}
+	continuesPrevious = []string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line",
+		// a shell's or supervisord's report of the death alone: after a dump
+		// it is that dump's crash reported by the start script (an event of
+		// the incident, by design), so it cannot stay an incident of its own
+		"only the shell's report of the crash", "only supervisord's report of the crash"}
+	// shellOnly: the reasons of a text that is only a shell's or
+	// supervisord's report of the death.
+	shellOnly = []string{"only the shell's report of the crash", "only supervisord's report of the crash"}
 )
 
 func reasonHas(reason string, parts []string) bool {
@@ -214,7 +221,13 @@ func TestBackToBackPairs(t *testing.T) {
 	// (ASAN reports pasted from their tail, which end without a SUMMARY
 	// and join the glog dump after them by design: counted apart above),
 	// so the floor follows the data, not the code.
-	require.GreaterOrEqual(t, (kept+joinedKept)*10000, all*9705, "fewer than 97.05%% of all pairs keep both incidents")
+	// On the corpus of 2026-12-02 02:40 the scanner learnt the shell's and
+	// supervisord's reports of other signals (Illegal instruction, 非法指令,
+	// `terminated by SIGILL`), and three such one-line texts joined the
+	// corpus; after a dump each is that dump's crash reported by the start
+	// script, an event of it by design (counted apart above): all pairs
+	// 96.22% of 134,832, the separable ones 99.17%.
+	require.GreaterOrEqual(t, (kept+joinedKept)*10000, all*9620, "fewer than 96.20%% of all pairs keep both incidents")
 }
 
 // pairFailure names the kind of a failure reported by TestBackToBackPairs
@@ -249,10 +262,17 @@ func pairFailure(k string) string {
 // other (each after a blank line, in a fixed shuffled order) and counts
 // the incidents.
 func TestConcatenated200(t *testing.T) {
-	names, texts, _ := singleCrashTexts(t)
+	names, texts, _, reasons := singleCrashTextsReasons(t)
 	var b strings.Builder
+	want := 200
 	for i := range 200 {
-		s := texts[names[(i*37+11)%len(names)]]
+		name := names[(i*37+11)%len(names)]
+		if i > 0 && reasonHas(reasons[name], shellOnly) {
+			// a shell's report of the death after a dump is that dump's
+			// crash (an event of it, by design): one incident fewer
+			want--
+		}
+		s := texts[name]
 		b.WriteString(s)
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')
@@ -260,8 +280,8 @@ func TestConcatenated200(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	cs := parseString(t, b.String())
-	t.Logf("200 concatenated single-crash texts gave %d incidents", len(cs))
-	require.InDelta(t, 200, len(cs), 4, "incidents from 200 concatenated texts")
+	t.Logf("200 concatenated single-crash texts gave %d incidents (%d expected by format)", len(cs), want)
+	require.InDelta(t, want, len(cs), 4, "incidents from 200 concatenated texts")
 }
 
 // TestCutDumpHeaders: a dump header cut before its signal line, followed
