@@ -52,9 +52,11 @@ func (c *Catalog) PathOf(crash *symbolize.Crash) (Path, string) {
 	return v.Path, v.Area
 }
 
-// pathFromDefect places a thread dump (no crashing thread) on the path of
-// the defect it matched, if the entry names one: a matched defect wins over
-// the busy threads' path.
+// pathFromDefect places a crash on the path of the defect it matched, if
+// the entry names one: a thread dump (no crashing thread; a matched defect
+// wins over the busy threads' path), and a crash no frame placed (path
+// unknown: a shell's report of the death, a stack no rule names), at low
+// confidence.
 func (c *Catalog) pathFromDefect(v *Verdict, crash *symbolize.Crash) {
 	if v.Defect == nil {
 		return
@@ -72,7 +74,17 @@ func (c *Catalog) pathFromDefect(v *Verdict, crash *symbolize.Crash) {
 		// names), but a known defect matched it by its key, message or
 		// check: the defect's path is where that defect happens.
 		v.Path, v.Area, v.PathConfidence = d.Path, d.Area, ConfidenceLow
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s from the matched defect %s (confidence low): no frame placed the crash, and the defect it matches happens on that path", d.Path, d.Area, d.ID))
+		// The stack's own verdict ("path unknown: …") stays as the reason
+		// the defect decides, after the line that says so.
+		ev := make([]string, 0, len(v.Evidence)+1)
+		ev = append(ev, fmt.Sprintf("path %s/%s from the matched defect %s (confidence low): no frame placed the crash, and the defect it matches happens on that path", d.Path, d.Area, d.ID))
+		for _, e := range v.Evidence {
+			if rest, ok := strings.CutPrefix(e, "path unknown: "); ok {
+				e = "the stack alone placed nothing: " + rest
+			}
+			ev = append(ev, e)
+		}
+		v.Evidence = ev
 	}
 }
 
