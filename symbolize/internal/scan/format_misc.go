@@ -274,7 +274,7 @@ func pastePrefix(a, b []byte) int {
 // crashes leave (no handler ran, or its output went elsewhere): an
 // incident of its own, flagged corrupted with the reason, whose signal the
 // message names. Groups: 1 the PID, 2 the message.
-var shellCrashLine = mustCompile(`^(?:\S*(?:start_be|start_cn|start_backend|be|cn)\.sh: (?:line|行) \d+: +(\d+) +)?(Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception|段错误|非法指令|总线错误|浮点数例外|已放弃)(?: +\((?:core dumped|核心已转储|吐核)\))?(?:\s|$)`)
+var shellCrashLine = mustCompile(`^(?:\S*(?:start_be|start_cn|start_backend|be|cn)\.sh: (?:line|行) \d+: +(\d+) +)?(Segmentation fault|Aborted|Illegal instruction|Bus error|Floating point exception|段错误|非法指令|总线错误|浮点数例外)(?: +\((?:core dumped|核心已转储|吐核)\))?(?:\s|$)`)
 
 // supervisordCrashLine is supervisord's report that the backend's program
 // died of a signal: `… INFO exited: beservice (terminated by SIGILL (core
@@ -286,7 +286,7 @@ var supervisordCrashLine = mustCompile(`\bexited: (beservice|cnservice|be|cn|bac
 // shellSignals maps the shell's message (glibc's strsignal words, English
 // and zh_CN) to the signal it reports.
 var shellSignals = map[string]string{
-	"Segmentation fault": "SIGSEGV", "段错误": "SIGSEGV", "Aborted": "SIGABRT", "已放弃": "SIGABRT",
+	"Segmentation fault": "SIGSEGV", "段错误": "SIGSEGV", "Aborted": "SIGABRT",
 	"Illegal instruction": "SIGILL", "非法指令": "SIGILL", "Bus error": "SIGBUS", "总线错误": "SIGBUS",
 	"Floating point exception": "SIGFPE", "浮点数例外": "SIGFPE",
 }
