@@ -249,16 +249,13 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		}
 		if !sv.hasNamedFrame() {
 			if t := creationThread(crash); t != nil {
-				sub := *crash
-				th := *t
-				th.Crashed = true
-				sub.Threads = []symbolize.Thread{th}
-				frames := FrameNames(&sub)
+				sub := crashingOnly(crash, t)
+				frames := FrameNames(sub)
 				why := "the crashing thread shows no frame and the incident's " + strconv.Quote(t.State) + " is the creation stack of a thread, not the crash"
-				if c.decideCreated(v, &sub, frames, creationChain(nil, frames), why) {
+				if c.decideCreated(v, sub, frames, creationChain(nil, frames), why) {
 					return
 				}
-				*v = Verdict{CatalogRevision: v.CatalogRevision, SignatureAlgorithm: v.SignatureAlgorithm, Status: v.Status}
+				*v = v.cleared()
 			}
 			if t := cutSanitizerStack(crash); t != nil && c.decideFromCut(v, crash, t) {
 				return
@@ -608,6 +605,24 @@ func (c *Catalog) decideCreated(v *Verdict, crash *symbolize.Crash, stack []stri
 	return true
 }
 
+// crashingOnly is crash with t, one of its auxiliary stacks, as its only
+// thread and the crashing one: the path rules then read t as they read a
+// crashing stack (a thread-creation stack, a sanitizer stack whose header
+// was cut).
+func crashingOnly(crash *symbolize.Crash, t *symbolize.Thread) *symbolize.Crash {
+	sub := *crash
+	th := *t
+	th.Crashed = true
+	sub.Threads = []symbolize.Thread{th}
+	return &sub
+}
+
+// cleared is v without its path decision: the catalog revision, the
+// signature algorithm and the status kept, everything else empty.
+func (v *Verdict) cleared() Verdict {
+	return Verdict{CatalogRevision: v.CatalogRevision, SignatureAlgorithm: v.SignatureAlgorithm, Status: v.Status}
+}
+
 // cutWhy says how the cut stack of a sanitizer report is read
 // (decideFromCut).
 const cutWhy = "the crashing stack is missing and the report's first other stack with frames lost its header (the access, freed-by or allocated-by stack of the same memory: a paste that kept only the tail of the report); the code it shows is the work that used the memory, read at low confidence (never as lifecycle: a cut stack under main or ExecEnv::init is most likely a thread-creation stack)"
@@ -618,14 +633,10 @@ const cutWhy = "the crashing stack is missing and the report's first other stack
 // confidence, introduced by cutWhy. It reports whether a frame rule placed
 // the stack; v is left as it was when not.
 func (c *Catalog) decideFromCut(v *Verdict, crash *symbolize.Crash, t *symbolize.Thread) bool {
-	sub := *crash
-	th := *t
-	th.Crashed = true
-	sub.Threads = []symbolize.Thread{th}
-	var cv Verdict
-	cv.CatalogRevision, cv.SignatureAlgorithm, cv.Status = v.CatalogRevision, v.SignatureAlgorithm, v.Status
-	sv := c.view(&sub, FrameNames(&sub), signature.Signature{})
-	c.decidePath(&cv, &sub, sv)
+	sub := crashingOnly(crash, t)
+	cv := v.cleared()
+	sv := c.view(sub, FrameNames(sub), signature.Signature{})
+	c.decidePath(&cv, sub, sv)
 	c.releaseView(sv)
 	if cv.Path == PathUnknown || cv.Path == "" || cv.Path == PathLifecycle || !c.isFrameRule(cv.PathRule) {
 		// Lifecycle is not read from a cut stack: every pool thread is

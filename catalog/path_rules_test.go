@@ -1,9 +1,6 @@
 package catalog
 
 import (
-	"bytes"
-	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -534,15 +531,12 @@ func TestCutSanitizerStack(t *testing.T) {
 		{"starrocks/132-asan-tail-geo-function-thread-t220-fragment-mgr-created.txt", PathQuery},
 		{"doris/171-asan-tail-sender-queue-add-block-fragment-mgr-thread-created-by-bthread.txt", PathUnknown},
 	} {
-		b, err := os.ReadFile("../testdata/corpus/" + tc.file)
-		require.NoError(t, err)
-		cs, err := symbolize.ParseAll(context.Background(), bytes.NewReader(b), symbolize.ScanOptions{Source: tc.file})
-		require.NoError(t, err)
-		require.Len(t, cs, 1, tc.file)
-		cr := cs[0]
+		p := parseLog(t, "testdata/corpus/"+tc.file)
+		require.Len(t, p.crashes, 1, tc.file)
+		cr := p.crashes[0]
 		require.Equal(t, symbolize.KindSanitizer, cr.Kind, tc.file)
 		require.NotNil(t, cutSanitizerStack(cr), tc.file)
-		v := c.Classify(cr, signature.Signature{})
+		v := c.Classify(cr, p.sigs[0])
 		require.NotEmpty(t, v.Evidence, tc.file)
 		assert.Equal(t, tc.want, v.Path, "%s: %v", tc.file, v.Evidence)
 		if tc.want != PathUnknown {
@@ -557,9 +551,15 @@ func TestCutSanitizerStack(t *testing.T) {
 	cut := symbolize.Thread{Frames: framesNamed("starrocks::workgroup::ScanExecutor::worker_thread()", "starrocks::ThreadPool::dispatch_thread()")}
 	v := c.Classify(&symbolize.Crash{Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true, Frames: framesNamed("starrocks::CompactionTask::run()")}, cut}}, signature.Signature{})
 	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
-	// Only a sanitizer report has cut stacks.
+	assert.NotContains(t, strings.Join(v.Evidence, "\n"), "header is cut")
+	// Only a sanitizer report has cut stacks: the same stack beside a
+	// signal dump's empty crashing thread is not read.
 	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGSEGV", Threads: []symbolize.Thread{{Crashed: true}, cut}}, signature.Signature{})
-	assert.NotEqual(t, PathScan, v.Path, "%v", v.Evidence)
+	assert.Equal(t, PathUnknown, v.Path, "%v", v.Evidence)
+	assert.NotContains(t, strings.Join(v.Evidence, "\n"), "header is cut")
+	// and in a sanitizer report it is
+	v = c.Classify(&symbolize.Crash{Kind: symbolize.KindSanitizer, Threads: []symbolize.Thread{{Crashed: true}, cut}}, signature.Signature{})
+	assert.Equal(t, PathScan, v.Path, "%v", v.Evidence)
 }
 
 // TestPathFromDefect: a crash no frame places (a shell's report of the
@@ -574,14 +574,9 @@ func TestPathFromDefect(t *testing.T) {
 		"defects/starrocks/start-backend-sh-illegal-instruction-no-avx2.txt":                         "SR-52256-cpu-without-avx2",
 		"corpus/starrocks/135-allin1-3.5-docker-macos-supervisord-beservice-sigill-restart-loop.txt": "SR-52256-cpu-without-avx2",
 	} {
-		b, err := os.ReadFile("../testdata/" + file)
-		require.NoError(t, err)
-		cs, err := symbolize.ParseAll(context.Background(), bytes.NewReader(b), symbolize.ScanOptions{Source: file})
-		require.NoError(t, err)
-		require.NotEmpty(t, cs, file)
-		gen, err := signature.NewGenerator(signature.Options{})
-		require.NoError(t, err)
-		v := c.Classify(cs[0], gen.Generate(cs[0]))
+		p := parseLog(t, "testdata/"+file)
+		require.NotEmpty(t, p.crashes, file)
+		v := c.Classify(p.crashes[0], p.sigs[0])
 		require.NotNil(t, v.Defect, "%s: %v", file, v.Evidence)
 		assert.Equal(t, id, v.Defect.ID, file)
 		assert.Equal(t, PathLifecycle, v.Path, "%s: %v", file, v.Evidence)
