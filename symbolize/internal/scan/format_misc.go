@@ -298,9 +298,12 @@ var shellSignals = map[string]string{
 // of the next incident.
 func shellCrash(text string) []string {
 	t := strings.TrimSpace(text)
-	if s := supervisordCrashLine.FindStringSubmatch(t); s != nil {
-		// the signal is named already: shellStart maps it to itself
-		return []string{s[0], "", s[2]}
+	if strings.Contains(t, "(terminated by SIG") {
+		if s := supervisordCrashLine.FindStringSubmatch(t); s != nil {
+			// no PID; the signal is named already (shellStart)
+			return []string{s[0], "", s[2]}
+		}
+		return nil
 	}
 	m := shellCrashLine.FindStringSubmatch(t)
 	if m == nil {
@@ -318,9 +321,9 @@ func (in *incident) shellStart(m []string, ln lineInfo) {
 	c := in.c
 	in.addFormat("F9")
 	c.Kind = KindSignal
-	c.Signal = shellSignals[m[2]]
-	if c.Signal == "" && strings.HasPrefix(m[2], "SIG") {
-		c.Signal = m[2] // supervisord names the signal
+	who := "the shell's"
+	if c.Signal = shellSignals[m[2]]; c.Signal == "" {
+		c.Signal, who = m[2], "supervisord's" // supervisord names the signal
 	}
 	if m[1] != "" {
 		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
@@ -328,9 +331,5 @@ func (in *incident) shellStart(m []string, ln lineInfo) {
 	in.shellOnly = true
 	in.sec = secDone
 	in.event(ln, "shell", ln.text)
-	who := "the shell's"
-	if strings.HasPrefix(m[2], "SIG") {
-		who = "supervisord's"
-	}
 	in.corrupt("only " + who + " report of the crash (" + m[2] + "): no stack was printed")
 }

@@ -28,11 +28,11 @@ var (
 	// header, a gdb backtrace starting below #0, a sanitizer report
 	// without its header and crash stack); after another dump it reads as
 	// that dump's continuation.
-	continuesPrevious = []string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line",
-		// a shell's or supervisord's report of the death alone: after a dump
-		// it is that dump's crash reported by the start script (an event of
-		// the incident, by design), so it cannot stay an incident of its own
-		"only the shell's report of the crash", "only supervisord's report of the crash"}
+	// A shell's or supervisord's report of the death alone (shellOnly):
+	// after a dump it is that dump's crash reported by the start script (an
+	// event of the incident, by design), so it cannot stay an incident of
+	// its own either.
+	continuesPrevious = append([]string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line"}, shellOnly...)
 	// shellOnly: the reasons of a text that is only a shell's or
 	// supervisord's report of the death.
 	shellOnly = []string{"only the shell's report of the crash", "only supervisord's report of the crash"}
