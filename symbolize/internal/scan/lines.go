@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+	"unsafe"
 )
 
 // lineInfo is one input line after paste repair (§2 of the formats spec).
@@ -381,8 +382,8 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 	if e := pastePrefix(a, b); e > 0 { // shapes no separator finds (format_misc.go)
 		return e
 	}
-	var ends [8]int
-	n, last := 0, 0
+	var ends, endsA [8]int
+	n, last, lastA := 0, 0, 0
 	i, j, digits := 0, 0, 0
 	ts, nonBlank := true, false
 	for i < len(a) && j < len(b) && j < maxPrefixBytes {
@@ -432,10 +433,10 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 		}
 		if e > 0 {
 			if n < len(ends) {
-				ends[n] = e
+				ends[n], endsA[n] = e, i+e-j
 				n++
 			}
-			last = e
+			last, lastA = e, i+e-j
 		}
 		if !timestampChar[cb] {
 			ts = false
@@ -449,12 +450,30 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 	if last == 0 || i == len(a) && j == len(b) {
 		return 0
 	}
-	for _, e := range ends[:n] {
+	for k, e := range ends[:n] {
 		if contentStarts(b[e:]) {
-			return e
+			return recognizedOnly(a, b, e, endsA[k])
 		}
 	}
-	return last
+	return recognizedOnly(a, b, last, lastA)
+}
+
+// recognizedOnly returns e, the end of the prefix learned from a and b
+// (ea in a), or 0 when one of the lines is only that prefix and the
+// prefix is itself a line a rule recognizes: `tcmalloc: ` after
+// `tcmalloc: @ )` is a blank tcmalloc line, not a shipper's prefix on a
+// blank line, and learning it would turn the other line into a stripped
+// line of another family (FUZZING.md). A blank line behind a shipper's
+// prefix still teaches it.
+func recognizedOnly(a, b []byte, e, ea int) int {
+	if e < len(bytes.TrimRight(b, " \t")) && ea < len(bytes.TrimRight(a, " \t")) {
+		return e
+	}
+	v := unsafe.String(&b[0], e)
+	if r, _ := allRules.match(v, v, true); r != nil {
+		return 0
+	}
+	return e
 }
 
 // plainRun returns how many bytes at the start of a and b, in whole
