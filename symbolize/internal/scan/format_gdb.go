@@ -124,3 +124,22 @@ func (in *incident) dropEmptyCause() {
 // (format_sanitizer.go, when the frames turn out to be a sanitizer's)
 // matches this constant, not a copy of its text.
 const noteGDBStartsAt = "gdb backtrace starts at frame #"
+
+// gdbSessionStarts are the first words of the lines gdb prints (or a user
+// types) between its start on a core and the core's header: the command,
+// the banner, symbol loading and thread discovery. After a shell's report
+// of a death alone (format_misc.go shellStart) they do not end it, so that
+// the core's header that follows joins it (parser.go closeCurrent).
+var gdbSessionStarts = []string{"$ gdb ", "# gdb ", "gdb ", "GNU gdb ", "Copyright (C) ", "License GPLv3", "This is free software", "There is NO WARRANTY", "This GDB was configured", "Type \"show ", "Type \"apropos ", "For bug reporting", "<http", "<https", "Find the GDB manual", "Documentation resources", "For help, type", "Reading symbols from ", "Missing separate debuginfo", "Try: ", "[New LWP ", "[New Thread ", "[Thread debugging using", "Using host libthread_db", "warning: ", "(No debugging symbols found"}
+
+// gdbSessionLine reports whether text is one of gdb's session lines before
+// a core's header (gdbSessionStarts).
+func gdbSessionLine(text string) bool {
+	t := strings.TrimLeft(text, " \t`")
+	for _, s := range gdbSessionStarts {
+		if strings.HasPrefix(t, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -78,6 +78,7 @@ type incident struct {
 	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
 	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
+	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
 	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
 	sanLogAt                    int        // line of the first of them
 }

@@ -264,6 +264,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	if k == kOther && in.hasFrames() && in.startsOtherStack(p, text) {
 		return false
 	}
+	if in.shellOnly && k == kOther && gdbSessionLine(text) {
+		return true // gdb opening the core the shell said was dumped (format_gdb.go)
+	}
 	in.gap++
 	if t := strings.TrimLeft(text, " \t"); in.sec == secGDB && k == kOther && len(t) > 1 && t[0] == '#' && isDigit(t[1]) {
 		in.gdbPartial = ln.no // a frame line cut before gdb's frame shape

@@ -302,7 +302,7 @@ func (p *parser) logical(ln lineInfo) {
 		}
 		return
 	}
-	var preamble *incident
+	var preamble, shell *incident
 	if p.cur != nil {
 		if p.cur.accept(p, ln, k, m) {
 			return
@@ -311,6 +311,11 @@ func (p *parser) logical(ln lineInfo) {
 			// A StarRocks preamble is printed right before its dump
 			// (format_srcontext.go): the dump starting here is its crash.
 			preamble, p.cur = p.cur, nil
+		}
+		if p.cur != nil && p.cur.shellOnly && (k == kGDBCore || k == kGDBTerminated) {
+			// gdb on the core the shell said was dumped: the shell's
+			// report and the backtrace are one crash (format_misc.go).
+			shell, p.cur = p.cur, nil
 		}
 		if p.cur != nil {
 			p.cur.cutBy = fmt.Sprintf("line %d, which it cannot hold", ln.no)
@@ -322,6 +327,9 @@ func (p *parser) logical(ln lineInfo) {
 		if preamble != nil {
 			p.cur.adoptPreamble(preamble)
 		}
+		if shell != nil {
+			p.cur.shell, shell = shell, nil // decided when it closes (closeCurrent)
+		}
 		if k == kOther {
 			p.cur.fragment = fragmentStart(p, ln.text)
 		}
@@ -330,7 +338,14 @@ func (p *parser) logical(ln lineInfo) {
 			p.pending = p.pending[:0]
 		}
 		if !p.cur.accept(p, ln, k, m) {
-			p.cur = nil
+			shell, p.cur = p.cur.shell, nil
+		}
+	}
+	if shell != nil {
+		// The line that closed the shell's report opened nothing after
+		// all: the report stands alone.
+		if c := shell.finish(p); c != nil {
+			p.out = append(p.out, c)
 		}
 	}
 }
@@ -364,6 +379,17 @@ func (p *parser) setBanner(m []string) {
 func (p *parser) closeCurrent() {
 	if p.cur == nil {
 		return
+	}
+	if sh := p.cur.shell; sh != nil {
+		// A gdb session on a core right after the shell's report of a
+		// death alone: the same crash when gdb names the shell's signal
+		// or none; else the shell's report is another crash's, before it.
+		p.cur.shell = nil
+		if p.cur.c.Signal == "" || p.cur.c.Signal == sh.c.Signal {
+			p.cur.adoptShell(sh)
+		} else if c := sh.finish(p); c != nil {
+			p.out = append(p.out, c)
+		}
 	}
 	if c := p.cur.finish(p); c != nil {
 		p.out = append(p.out, c)
