@@ -217,6 +217,71 @@ func TestDefaultPathRulesFromSources(t *testing.T) {
 		{"starlet's shutdown hooks run in shutdown_staros_worker", "",
 			framesNamed("staros::starlet::common::ShutdownHook::shutdown()", "starrocks::shutdown_staros_worker()", "starrocks::start_be(std::vector<starrocks::StorePath> const&, bool)"),
 			PathLifecycle, "shutdown"},
+		// A source audit of 2026-12-02 (CATALOG.md, round 9): subsystems the rules
+		// left unplaced or put on another path than the sources say.
+		// P1 load-push-task
+		{"a PUSH task (spark load, DELETE predicate) is a load although an agent worker runs it", "",
+			framesNamed("doris::PushHandler::process_streaming_ingestion(std::shared_ptr<doris::Tablet>, doris::TPushReq const&, doris::PushType, std::vector<doris::TTabletInfo>*)", "doris::EngineBatchLoadTask::_push(doris::TPushReq const&, std::vector<doris::TTabletInfo>*)", "doris::EngineBatchLoadTask::execute()", "doris::push_callback(doris::StorageEngine&, doris::TAgentTaskRequest const&)", "doris::AgentServer::start_workers(doris::StorageEngine&, doris::ExecEnv*)::{lambda(auto:1&&)#8}::operator()<doris::TAgentTaskRequest const&>(doris::TAgentTaskRequest const&) const", "doris::PriorTaskWorkerPool::normal_loop()", "doris::Thread::supervise_thread(void*)"),
+			PathLoad, "push"},
+		{"StarRocks' push worker runs EngineBatchLoadTask through execute_task: load", "",
+			framesNamed("starrocks::PushHandler::process_streaming_ingestion(std::shared_ptr<starrocks::Tablet> const&, starrocks::TPushReq const&, starrocks::PushType, std::vector<starrocks::TTabletInfo>*)", "starrocks::EngineBatchLoadTask::_push(starrocks::TPushReq const&, std::vector<starrocks::TTabletInfo>*)", "starrocks::EngineBatchLoadTask::execute()", "starrocks::StorageEngine::execute_task(starrocks::EngineTask*)", "starrocks::PushTaskWorkerPool::_worker_thread_callback(void*)", "starrocks::Thread::supervise_thread(void*)"),
+			PathLoad, "push"},
+		// P2 background-agent-task: only the agent's own callbacks
+		{"a tablet sink's add_block RPC callback is the load's, not an agent task", "",
+			framesNamed("doris::vectorized::VNodeChannel::_add_block_success_callback(doris::PTabletWriterAddBlockResult const&, doris::vectorized::WriteBlockCallbackContext const&)", "doris::vectorized::WriteBlockCallback<doris::PTabletWriterAddBlockResult>::call()", "brpc::Controller::EndRPC(brpc::Controller::CompletionInfo const&)", "brpc::Controller::OnVersionedRPCReturned(brpc::Controller::CompletionInfo const&, bool, int)", "bthread::TaskGroup::task_runner(long)"),
+			PathLoad, "ingestion"},
+		{"a fragment's status report to the coordinator is query bookkeeping, not an agent task", "1-2",
+			framesNamed("doris::FragmentMgr::coordinator_callback(doris::ReportStatusRequest const&)", "doris::PlanFragmentExecutor::send_report(bool)", "doris::PlanFragmentExecutor::report_profile()", "doris::ThreadPool::dispatch_thread()"),
+			PathQuery, "fragment"},
+		{"an agent task callback stays an agent task", "",
+			framesNamed("doris::TabletManager::drop_tablet(long, long, bool)", "doris::drop_tablet_callback(doris::StorageEngine&, doris::TAgentTaskRequest const&)", "doris::TaskWorkerPool::_handle_task(doris::TAgentTaskRequest const&)"),
+			PathBackground, "agent-task"},
+		{"the publish worker pool's callback stays an agent task", "",
+			framesNamed("doris::PublishVersionWorkerPool::publish_version_callback(doris::TAgentTaskRequest const&)", "doris::TaskWorkerPool::_handle_task(doris::TAgentTaskRequest const&)", "doris::ThreadPool::dispatch_thread()"),
+			PathBackground, "agent-task"},
+		// P9 background-daemon: StarRocks datacache space monitors and gc_memory
+		{"StarRocks' disk-cache space monitor thread is a daemon", "",
+			framesNamed("starrocks::DiskSpaceMonitor::_update_cache_quota(std::vector<starrocks::DirSpace> const&)", "starrocks::DiskSpaceMonitor::_adjust_datacache_callback()", "starrocks::DiskSpaceMonitor::start()::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
+			PathBackground, "daemon"},
+		{"StarRocks' memory-cache space monitor evicts on its own thread", "",
+			framesNamed("starrocks::MemSpaceMonitor::_evict_datacache(long)", "starrocks::MemSpaceMonitor::_adjust_datacache_callback()", "starrocks::MemSpaceMonitor::start()::{lambda()#1}::operator()() const", "execute_native_thread_routine"),
+			PathBackground, "daemon"},
+		// P3 background-http-admin-action
+		{"an HTTP admin repair action is background, not the segment writer's load", "",
+			framesNamed("doris::BaseBetaRowsetWriter::build(std::shared_ptr<doris::Rowset>&)", "doris::PadRowsetAction::_pad_rowset(std::shared_ptr<doris::Tablet>, doris::Version const&)", "doris::PadRowsetAction::_handle(doris::HttpRequest*)", "doris::PadRowsetAction::handle(doris::HttpRequest*)", "doris::on_request(evhttp_request*, void*)", "evhttp_handle_request", "event_base_loop", "doris::EvHttpServer::start()::{lambda()#1}::operator()() const", "doris::ThreadPool::dispatch_thread()"),
+			PathBackground, "http-admin"},
+		{"an HTTP admin action is not the HTTP worker's start-up", "",
+			framesNamed("doris::ConfigAction::handle(doris::HttpRequest*)", "doris::on_request(evhttp_request*, void*)", "evhttp_handle_request", "event_base_loop", "doris::EvHttpServer::start()::{lambda()#1}::operator()() const", "doris::ThreadPool::dispatch_thread()"),
+			PathBackground, "http-admin"},
+		{"an HTTP load action stays load", "",
+			framesNamed("doris::HttpLoadAction::on_header(doris::HttpRequest*)", "doris::EvHttpServer::on_header(evhttp_request*)", "doris::on_header(evhttp_request*, void*)", "evhttp_read_header", "event_base_loop", "doris::EvHttpServer::start()::{lambda()#1}::operator()() const"),
+			PathLoad, "ingestion"},
+		// P4 single-replica load: the slave replica pulls the master's rowset
+		{"a slave replica pulling the master's rowset is the load's", "",
+			framesNamed("doris::HttpClient::download(std::string const&)", "doris::download_file_action(std::string&, std::string&, unsigned long, unsigned long)", "doris::PInternalServiceImpl::request_slave_tablet_pull_rowset(google::protobuf::RpcController*, doris::PTabletWriteSlaveRequest const*, doris::PTabletWriteSlaveResult*, google::protobuf::Closure*)::{lambda()#1}::operator()() const", "doris::WorkThreadPool<false>::work_thread(int)", "doris::Thread::supervise_thread(void*)"),
+			PathLoad, "ingestion"},
+		{"the master recording a slave replica's pull is the load's", "",
+			framesNamed("doris::TxnManager::finish_slave_tablet_pull_rowset(long, long, long, bool)", "doris::PInternalServiceImpl::response_slave_tablet_pull_rowset(google::protobuf::RpcController*, doris::PTabletWriteSlaveDoneRequest const*, doris::PTabletWriteSlaveDoneResult*, google::protobuf::Closure*)::{lambda()#1}::operator()() const", "doris::WorkThreadPool<false>::work_thread(int)"),
+			PathLoad, "ingestion"},
+		// P5 Doris cloud internal service: event-driven warm-up
+		{"the cloud warm-up RPC is file-cache background work, not query RPC", "",
+			framesNamed("doris::CloudInternalServiceImpl::warm_up_rowset(google::protobuf::RpcController*, doris::PWarmUpRowsetRequest const*, doris::PWarmUpRowsetResponse*, google::protobuf::Closure*)", "brpc::policy::ProcessRpcRequest(brpc::InputMessageBase*)", "brpc::ProcessInputMessage(void*)", "bthread::TaskGroup::task_runner(long)"),
+			PathBackground, "storage-daemon"},
+		{"the cloud file-cache meta RPC is file-cache background work", "",
+			framesNamed("doris::CloudInternalServiceImpl::get_file_cache_meta_by_tablet_id(google::protobuf::RpcController*, doris::PGetFileCacheMetaRequest const*, doris::PGetFileCacheMetaResponse*, google::protobuf::Closure*)", "brpc::policy::ProcessRpcRequest(brpc::InputMessageBase*)", "bthread::TaskGroup::task_runner(long)"),
+			PathBackground, "storage-daemon"},
+		// P6 scan-executor: Doris' time-sharing scan executor
+		{"Doris' time-sharing scan executor is scan work", "1-2",
+			framesNamed("doris::vectorized::TimeSharingTaskExecutor::_split_finished(std::shared_ptr<doris::vectorized::PrioritizedSplitRunner>, doris::Status const&)", "doris::vectorized::TimeSharingTaskExecutor::_dispatch_thread()", "doris::Thread::supervise_thread(void*)"),
+			PathScan, "scan-executor"},
+		// P7 StarRocks replicated-storage segment flush
+		{"StarRocks' segment flush task of replicated storage is the load's", "",
+			framesNamed("starrocks::SegmentFlushTask::_send_success_response(bool, starrocks::Status&)", "starrocks::SegmentFlushTask::run()", "starrocks::ThreadPool::dispatch_thread()", "starrocks::Thread::supervise_thread(void*)"),
+			PathLoad, "ingestion"},
+		// P8 Doris topic subscriber (FE-published workload groups and policies)
+		{"FE-published workload-group topics are agent work", "",
+			framesNamed("doris::WorkloadGroupMgr::upsert_workload_group(doris::WorkloadGroupInfo const&)", "doris::WorkloadGroupListener::handle_topic_info(std::vector<doris::TopicInfo> const&)", "doris::TopicSubscriber::handle_topic_info(doris::TPublishTopicRequest const&)", "doris::BaseBackendService::publish_topic_info(doris::TPublishTopicResult&, doris::TPublishTopicRequest const&)", "doris::BackendServiceProcessor::process_publish_topic_info(int, apache::thrift::protocol::TProtocol*, apache::thrift::protocol::TProtocol*, void*)"),
+			PathBackground, "agent-task"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
