@@ -66,12 +66,23 @@ func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature
 	d := &c.defects[ca.defect]
 	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: d.Links, Affected: d.Affected, Fixed: d.Fixed, FixedLikely: d.FixedLikely, Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt}
 	v.Evidence = append(v.Evidence, fmt.Sprintf("defect %s (%s) alternative %d: %s", d.ID, where(d.File, d.Line), ca.alt, strings.Join(win.evidence, "; ")))
-	var also []string
+	var also, twins []string
 	for _, m := range matched[1:] {
-		id := c.defects[c.calts[m.alt].defect].ID
-		if id != d.ID {
-			also = append(also, id)
+		o := &c.defects[c.calts[m.alt].defect]
+		if o.ID == d.ID {
+			continue
 		}
+		if c.calts[m.alt].specificity == ca.specificity && o.Product != d.Product && crash.Product == symbolize.ProductUnknown {
+			// The crash does not name its product and another product's
+			// entry matches it as well: the id order chose, not the text.
+			twins = append(twins, o.ID+" ("+o.Product+")")
+			continue
+		}
+		also = append(also, o.ID)
+	}
+	if len(twins) > 0 {
+		twins = dedupe(twins)
+		v.Evidence = append(v.Evidence, "the crash does not name its product; as specific for another product: "+strings.Join(twins, ", "))
 	}
 	if len(also) > 0 {
 		v.Evidence = append(v.Evidence, "less specific defects also matched: "+strings.Join(dedupe(also), ", "))
@@ -85,6 +96,9 @@ func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature
 		}
 	}
 	decideStatus(v, crash, d)
+	if len(twins) > 0 {
+		v.Advice += fmt.Sprintf(" (the crash does not name its product: this is %s's entry; for another product see %s)", d.Product, strings.Join(twins, ", "))
+	}
 }
 
 // altCandidates returns the alternatives owning a glob that matched the

@@ -650,3 +650,34 @@ func TestPathFromDefect(t *testing.T) {
 		assert.Contains(t, v.Advice, "no fix known; workaround: Check the CPU", file)
 	}
 }
+
+// TestProductTwins: a crash that does not name its product (a bare
+// `Illegal instruction (core dumped)`) matches the AVX2 entries of both
+// products alike; the id order picks one, and the verdict says so and names
+// the other. A crash that names its product gets its product's entry alone.
+func TestProductTwins(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		product  symbolize.Product
+		id, twin string
+	}{
+		{symbolize.ProductUnknown, "DORIS-6251-cpu-without-avx2", "SR-52256-cpu-without-avx2 (starrocks)"},
+		{symbolize.ProductStarRocks, "SR-52256-cpu-without-avx2", ""},
+		{symbolize.ProductDoris, "DORIS-6251-cpu-without-avx2", ""},
+	} {
+		cr := &symbolize.Crash{Kind: symbolize.KindSignal, Signal: "SIGILL", Product: tc.product, Corrupted: true, CorruptedReason: "only the shell's report of the crash (Illegal instruction): no stack was printed"}
+		sig := signature.Default().Generate(cr)
+		v := c.Classify(cr, sig)
+		require.NotNil(t, v.Defect, "%s: %v", tc.product, v.Evidence)
+		assert.Equal(t, tc.id, v.Defect.ID, tc.product)
+		ev := strings.Join(v.Evidence, "\n")
+		if tc.twin == "" {
+			assert.NotContains(t, ev, "does not name its product", tc.product)
+			assert.NotContains(t, v.Advice, "for another product", tc.product)
+			continue
+		}
+		assert.Contains(t, ev, "the crash does not name its product; as specific for another product: "+tc.twin)
+		assert.Contains(t, v.Advice, "for another product see "+tc.twin)
+	}
+}
