@@ -65,7 +65,12 @@
 //     stacks (a stack whose frame 0 is pthread_create is never the crash
 //     stack). A shell's report of the crash alone (`start_be.sh: line N:
 //     PID Segmentation fault (core dumped)`) is an incident with no stack,
-//     flagged corrupted with that reason. Lifecycle log lines (start and
+//     flagged corrupted with that reason, unless a gdb session on a core
+//     follows it (gdb's banner and symbol lines, then `Core was generated
+//     by …`): when gdb names the same signal, or none, the report and the
+//     backtrace are one incident from the shell's line on, the shell's
+//     line an event of it; a core of another signal is another crash.
+//     Lifecycle log lines (start and
 //     exit steps, `Doris main exiting.`, glog's `Log file created at:`)
 //     become lifecycle-log events that the catalog's log_context evidence
 //     reads.
