@@ -90,3 +90,16 @@ func TestStartBannerResetsContext(t *testing.T) {
 	assert.Len(t, lifecycleEvents(cs[0]), 1)
 	assert.Equal(t, "doris-1.1.0-rc01", cs[0].Version)
 }
+
+// TestLifecyclePrefixes: isLifecycleMsg tests a message's second byte
+// before its prefix, so every prefix has two bytes at least, and every
+// message of the table is found through lifecycleByFirst.
+func TestLifecyclePrefixes(t *testing.T) {
+	for _, m := range lifecycleMsgs {
+		require.GreaterOrEqual(t, len(m.prefix), 2, m.prefix)
+		msg := m.prefix + " " + m.contains
+		assert.True(t, isLifecycleMsg(msg), msg)
+	}
+	assert.False(t, isLifecycleMsg("Current memory usage: process 12.3 GB"))
+	assert.False(t, isLifecycleMsg("C"))
+}
