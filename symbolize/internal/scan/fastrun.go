@@ -27,24 +27,26 @@ import (
 // decision is the same for P and P' and whose end state is S again but
 // for the line number and the prefix learner's previous line:
 //
-//  1. normalizeLine changes nothing: P's first byte is no digit, and
-//     every test normalizeLine makes (its prefixes, the trailing CR)
-//     compares bytes with non-digit constants or asks isDigit, which
-//     answer the same on P and P' (TestNormalizeDigitBlind);
+//  1. normalizeLine changes nothing: every test normalizeLine makes (its
+//     prefixes, the trailing CR) compares bytes with non-digit constants
+//     or asks isDigit, which answer the same on P and P'
+//     (TestNormalizeDigitBlind, on every line repeatFirstByte lets by);
 //  2. the learned prefix does not strip it: matchPrefix compares digit
 //     runs with digit runs and other bytes exactly (same answer);
 //  3. mayStart lets it through: glogLine needs I, W, E or F as the first
 //     byte (P's first byte, a blank or its first non-blank byte, is none
-//     of them and no digit, so P' has the same one);
+//     of them, so P''s is none of them either);
 //  4. its anchors are none (scan(P) == 0: no literal, no binary weight, no
 //     `*** `, no repair marker). The scan literals have no digits, a digit
 //     is never a chosen byte and weighs nothing, and the byte after a
 //     chosen one is tested against a set with no digit unless it holds
 //     every byte: scan(P') == scan(P) == 0;
-//  5. the rule that wins is the same (blindMatch): P's first non-blank byte
-//     c is no digit, so the same rules byFirst[c] are tried in the same
-//     order; a rule whose prefix or bare form has a digit stops the fast
-//     path; a digit-free prefix is at the start of P' iff at the start of
+//  5. the rule that wins is the same (blindMatch): when P's first
+//     non-blank byte c is no digit, the same rules byFirst[c] are tried in
+//     the same order; when it is one, P''s is another digit, and a rule of
+//     byFirst of a digit has a digit in its prefix (there is none today),
+//     which stops the fast path like any rule whose prefix or bare form
+//     has a digit; a digit-free prefix is at the start of P' iff at the start of
 //     P; a rule's required literals are digit-free (bestTerm), so whether
 //     its expression runs is the same; when an expression would run the
 //     fast path stops (its answer may depend on the digits); with no
@@ -52,8 +54,11 @@ import (
 //  6. the kind k then decides, as in text:
 //     - kStart: the line resets the banner and the pending events and
 //     forgets the previous line; S must already be so;
-//     - kOther (c is not in headerlessStartBytes, so inertKind is true):
-//     the line is inert and learnable: with S's previous line P itself
+//     - kOther (c is not in headerlessStartBytes, so inertKind is true;
+//     or c is a digit and the first digit run is not followed by `#`, so
+//     neither P nor P' is a boost frame, a fragment's frame or anything
+//     else startsIncident opens, and inertKind is true again): the line
+//     is inert and learnable: with S's previous line P itself
 //     (prevNo the current line, scanned with hits 0, not cut, idle), P'
 //     is sameAsPrev, and keep makes P' the previous line, numbered as it,
 //     setting nothing else that S does not hold already;
@@ -150,8 +155,8 @@ func (s *Scanner) skipRun(line, buf []byte) bool {
 }
 
 // repeatFirstByte is the cheap first test of repeatFixed: the line's
-// first byte and its first non-blank byte are no digit, no glog severity
-// and no headerless start (steps 1, 3, 5, 6).
+// first non-blank byte is no glog severity and no headerless start; a
+// digit only when the first digit run is not followed by `#` (steps 3, 6).
 func repeatFirstByte(line []byte) bool {
 	i := 0
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
@@ -161,8 +166,19 @@ func repeatFirstByte(line []byte) bool {
 		return false
 	}
 	switch c := line[i]; {
-	case isDigit(c), c == 'I', c == 'W', c == 'E', c == 'F', c == '@', c == '#':
+	case c == 'I', c == 'W', c == 'E', c == 'F', c == '@', c == '#':
 		return false
+	case isDigit(c):
+		// A date or a time (`2025-03-03 10:15:09,145 INFO …`, a Java
+		// logger's line) leads with digits; a boost frame (`0# …`) or a
+		// fragment's frame (`12# …`) leads with digits and `#`: only the
+		// byte after the first digit run tells them apart, and digits
+		// replaced by digits keep it where it is (step 6).
+		j := i
+		for j < len(line) && isDigit(line[j]) {
+			j++
+		}
+		return j < len(line) && line[j] != '#'
 	}
 	return true
 }
@@ -217,8 +233,8 @@ func (p *parser) repeatFixed(line []byte) (fixed, learner bool) {
 // outcome may depend on the digits (a rule with digits in its prefix, or
 // an expression that would run).
 func (pf *prefilter) blindMatch(trimmed string) (*lineRule, bool) {
-	if trimmed == "" || isDigit(trimmed[0]) {
-		return nil, false
+	if trimmed == "" {
+		return nil, true
 	}
 	for i := range pf.byFirst[trimmed[0]] {
 		pr := &pf.byFirst[trimmed[0]][i]
