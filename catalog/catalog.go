@@ -55,7 +55,8 @@ type compiledRule struct {
 	fileLine                    uint8  // bit set of fileLineBit; 0 = any
 	freedBy, logContext, sanBug []glob // context globs (context.go); nil = any
 	weight                      float64
-	namesOnly                   bool // frames globs only on the frame's own name
+	namesOnly                   bool   // frames globs only on the frame's own name
+	at                          string // where(r.File, r.Line), for the evidence line
 }
 
 type compiledAlt struct {

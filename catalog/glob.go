@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,9 @@ const maxGlobLen = 1024
 // (including `::`), `?` exactly one byte, everything else itself. Matching is
 // case-sensitive and anchored at both ends.
 type glob struct {
-	text string
-	segs []string // text split at '*'; a segment may contain '?'
+	text   string
+	quoted string   // strconv.Quote(text), for evidence lines
+	segs   []string // text split at '*'; a segment may contain '?'
 	// literal is the longest run of the glob without a wildcard; every name
 	// the glob matches contains it, which is what the index looks for.
 	literal string
@@ -69,7 +71,7 @@ func compileGlob(s string) (glob, error) {
 		// harmless but a sign of a regex-minded author; "*" already spans "::"
 		return glob{}, fmt.Errorf("glob %q: \"**\" is redundant, \"*\" already matches any run including \"::\"", s)
 	}
-	g := glob{text: s, segs: strings.Split(s, "*"), universal: strings.Trim(s, "*") == ""}
+	g := glob{text: s, quoted: strconv.Quote(s), segs: strings.Split(s, "*"), universal: strings.Trim(s, "*") == ""}
 	best := -1 << 30
 	for i, seg := range g.segs {
 		for _, lit := range strings.Split(seg, "?") {

@@ -63,7 +63,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	cr := compiledRule{
 		frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers),
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
-		weight: r.Weight, namesOnly: r.NamesOnly,
+		weight: r.Weight, namesOnly: r.NamesOnly, at: where(r.File, r.Line),
 		freedBy: compileGlobs(r.FreedBy), logContext: compileGlobs(r.LogContext), sanBug: compileGlobs(r.SanitizerBug),
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
@@ -406,7 +406,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(" by rule ")
 		b.WriteString(r.ID)
 		b.WriteString(" (")
-		b.WriteString(where(r.File, r.Line))
+		b.WriteString(c.crules[best].at)
 		b.WriteString("): ")
 		if h.src == srcFreedBy || h.src == srcLogContext {
 			b.WriteString(h.src.String())
@@ -434,7 +434,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteByte(' ')
 			b.WriteString(sv.frames[at])
 			b.WriteString(" ~ ")
-			b.WriteString(strconv.Quote(c.ix.globs[h.glob].text))
+			b.WriteString(c.ix.globs[h.glob].quoted)
 		}
 		if c.crules[best].fileLine != 0 {
 			_, line := fileLine(crash)
