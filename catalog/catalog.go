@@ -57,6 +57,10 @@ type compiledRule struct {
 	weight                      float64
 	namesOnly                   bool   // frames globs only on the frame's own name
 	at                          string // where(r.File, r.Line), for the evidence line
+	// whyLine is the evidence line after the rule's: "why <id>: <why>",
+	// built once (the reasons are long, and copying one into every
+	// verdict's evidence line was a tenth of a classification).
+	whyLine string
 }
 
 type compiledAlt struct {

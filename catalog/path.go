@@ -63,7 +63,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	cr := compiledRule{
 		frames: internAll(r.Frames), callers: internAll(r.Callers), notCallers: internAll(r.NotCallers),
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
-		weight: r.Weight, namesOnly: r.NamesOnly, at: where(r.File, r.Line),
+		weight: r.Weight, namesOnly: r.NamesOnly, at: where(r.File, r.Line), whyLine: "why " + r.ID + ": " + r.Why,
 		freedBy: compileGlobs(r.FreedBy), logContext: compileGlobs(r.LogContext), sanBug: compileGlobs(r.SanitizerBug),
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
@@ -398,7 +398,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// Built by hand: this line is written for every crash and fmt was a
 		// fifth of the classification's time.
 		var b strings.Builder
-		b.Grow(200 + len(r.Why))
+		b.Grow(200)
 		b.WriteString("path ")
 		b.WriteString(string(r.Path))
 		b.WriteByte('/')
@@ -449,9 +449,8 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteString(", corroborated by rule ")
 			b.WriteString(c.rules[corroborated].ID)
 		}
-		b.WriteString("); ")
-		b.WriteString(r.Why)
-		v.Evidence = append(v.Evidence, b.String())
+		b.WriteByte(')')
+		v.Evidence = append(v.Evidence, b.String(), c.crules[best].whyLine)
 		if r.NoQuery != nil && qs == QueryIDZero {
 			v.Path, v.Area = r.NoQuery.Path, r.NoQuery.Area
 			if v.Area == "" {
@@ -495,7 +494,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
 			w := weightThread * c.crules[wb].weight
 			v.PathConfidence = confidenceOf(w)
-			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), name, w, v.PathConfidence, r.Why))
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, where(r.File, r.Line), name, w, v.PathConfidence), c.crules[wb].whyLine)
 			return
 		}
 	}
@@ -514,7 +513,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		if c.crules[ib].tabletID != 0 {
 			ids += fmt.Sprintf(", tablet id %s (%q)", tabletIDState(crash), strings.TrimSpace(crash.TabletID))
 		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): %s and no frame or thread rule matched (weight %.2f, confidence %s); %s", r.Path, r.Area, r.ID, where(r.File, r.Line), ids, w, v.PathConfidence, r.Why))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): %s and no frame or thread rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, where(r.File, r.Line), ids, w, v.PathConfidence), c.crules[ib].whyLine)
 		return
 	}
 	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
