@@ -270,10 +270,12 @@ func countRepeats(buf, line []byte) int {
 	words, digit, offs := rp.words[:nw], rp.digit[:nw], rp.off[:nw]
 	k := 0
 	for off := 0; off+n < len(buf) && buf[off+n] == '\n'; off += n + 1 {
-		b := buf[off : off+n]
+		// The line's words are loaded without bounds checks: off+n < len(buf)
+		// and every offs[i]+8 <= n (prepare), so each load is inside buf.
+		b := unsafe.Pointer(unsafe.SliceData(buf[off:]))
 		var h uint64
 		for i, y := range words {
-			x := binary.LittleEndian.Uint64(b[offs[i]:])
+			x := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(b, offs[i])), 8))
 			h ^= x
 			if x != y {
 				m := digit[i]
