@@ -346,6 +346,12 @@ func (in *incident) adoptShell(sh *incident) {
 	if c.PID == 0 {
 		c.PID = sc.PID
 	}
+	if c.Signal == "" { // gdb printed no `Program terminated with signal` line
+		c.Kind, c.Signal = sc.Kind, sc.Signal
+	}
+	if len(in.stacks) == 0 && !c.Corrupted { // nor a backtrace: still no stack
+		c.Corrupted, c.CorruptedReason = sc.Corrupted, sc.CorruptedReason
+	}
 	c.Events = append(sc.Events[:len(sc.Events):len(sc.Events)], c.Events...)
 	if len(c.Events) > maxEvents {
 		c.Events = c.Events[:maxEvents]
