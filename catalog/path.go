@@ -463,22 +463,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		}
 		if len(others) > 0 {
 			sort.Strings(others)
-			others = dedupe(others)
-			const head = "other path rules matched (lower priority, or same priority at a deeper frame): "
-			n := len(head) + 2*(len(others)-1)
-			for _, id := range others {
-				n += len(id)
-			}
-			var ob strings.Builder // one allocation: this line is written for most crashes
-			ob.Grow(n)
-			ob.WriteString(head)
-			for i, id := range others {
-				if i > 0 {
-					ob.WriteString(", ")
-				}
-				ob.WriteString(id)
-			}
-			v.Evidence = append(v.Evidence, ob.String())
+			v.Evidence = append(v.Evidence, "other path rules matched (lower priority, or same priority at a deeper frame): "+strings.Join(dedupe(others), ", "))
 		}
 		return
 	}
