@@ -242,8 +242,11 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			return true
 		}
 	}
-	// Abbreviated StarRocks dumps: `  starrocks::Foo::bar()` without addresses.
-	if (in.sec == secGlog || in.sec == secHeader && in.hasSig) && k == kOther {
+	// Abbreviated StarRocks dumps: `  starrocks::Foo::bar()` without addresses,
+	// after the signal line or, in a stack quoted by hand, right after the
+	// `PC:` line (`PC: starrocks::BinaryColumnBase<…>::append_selective` then
+	// `    starrocks::MemTable::insert`).
+	if (in.sec == secGlog || in.sec == secHeader && (in.hasSig || in.pcFrame.Raw != "")) && k == kOther {
 		if t := strings.TrimSpace(text); strings.HasPrefix(text, "  ") && strings.Contains(t, "::") && !strings.Contains(t, " ") || strings.HasPrefix(text, "  ") && strings.HasSuffix(t, ")") && strings.Contains(t, "::") {
 			if in.sec == secHeader {
 				in.sec = secGlog

@@ -290,3 +290,34 @@ func TestShellThenCoreBacktrace(t *testing.T) {
 	assert.True(t, cs[0].Corrupted)
 	assert.Contains(t, cs[0].CorruptedReason, "no stack was printed")
 }
+
+// TestPCLineThenBareFrames: a stack quoted by hand gives the `PC:` line
+// and then the callers as bare, indented names (no addresses, no signal
+// line); they are the crashing thread's frames, with or without the
+// namespace. Without the PC line such lines stay prose.
+func TestPCLineThenBareFrames(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"PC: starrocks::BinaryColumnBase<unsigned int>::append_selective\n    starrocks::MemTable::insert\n    starrocks::DeltaWriter::write\n", []string{"starrocks::MemTable::insert", "starrocks::DeltaWriter::write"}},
+		{"PC: BinaryColumnBase<unsigned int>::append_selective(starrocks::Column const&)\n    MemTable::insert(...)\n    lake::DeltaWriterImpl::write(...)\n    ...\n", []string{"MemTable::insert", "lake::DeltaWriterImpl::write"}},
+	} {
+		cs, err := ParseAll(context.Background(), strings.NewReader(tc.text), ScanOptions{})
+		require.NoError(t, err, tc.text)
+		require.Len(t, cs, 1, tc.text)
+		th := cs[0].CrashingThread()
+		require.NotNil(t, th, tc.text)
+		var got []string
+		for _, f := range th.Frames {
+			got = append(got, f.Name())
+		}
+		for _, w := range tc.want {
+			assert.Contains(t, strings.Join(got, "\n"), w, tc.text)
+		}
+	}
+	// bare names with no PC line before them are not a stack
+	cs, err := ParseAll(context.Background(), strings.NewReader("see\n    starrocks::MemTable::insert\n    starrocks::DeltaWriter::write\n"), ScanOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, cs)
+}
