@@ -174,10 +174,7 @@ func repeatFirstByte(line []byte) bool {
 		// fragment's frame (`12# …`) leads with digits and `#`: only the
 		// byte after the first digit run tells them apart, and digits
 		// replaced by digits keep it where it is (step 6).
-		j := i
-		for j < len(line) && isDigit(line[j]) {
-			j++
-		}
+		j := digitRunEnd(unsafe.String(&line[0], len(line)), i)
 		return j < len(line) && line[j] != '#'
 	}
 	return true

@@ -149,13 +149,19 @@ func (rs *ruleSet) match(text, trimmed string, tryContains bool) (*lineRule, []s
 // allRules is the union of the per-family tables (format_*.go).
 var allRules = newRuleSet(boostRules, glogRules, terminateRules, jvmRules, sanitizerRules, gdbRules, coredumpRules, miscRules, lifecycleRules)
 
+// word8 is the first eight bytes of s (len(s) >= 8) as a little-endian
+// word, loaded without a bounds check.
+func word8(s string) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), 8))
+}
+
 // digitRunEnd returns the index of the first byte at or after i in s that
 // is no ASCII digit (len(s) when none), eight bytes at a time: glogLine
 // walks three digit runs of every glog line (date, microseconds, thread
 // id), a tenth of a be.INFO's scan byte by byte (issue 11).
 func digitRunEnd(s string, i int) int {
 	for i+8 <= len(s) {
-		m := digitBytes(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)))
+		m := digitBytes(word8(s[i:]))
 		if m != swarHigh {
 			return i + bits.TrailingZeros64(^m&swarHigh)>>3
 		}

@@ -352,9 +352,6 @@ func (in *incident) adoptShell(sh *incident) {
 	if len(in.stacks) == 0 && !c.Corrupted { // nor a backtrace: still no stack
 		c.Corrupted, c.CorruptedReason = sc.Corrupted, sc.CorruptedReason
 	}
-	c.Events = append(sc.Events[:len(sc.Events):len(sc.Events)], c.Events...)
-	if len(c.Events) > maxEvents {
-		c.Events = c.Events[:maxEvents]
-	}
+	c.Events = prependBounded(sc.Events, c.Events, maxEvents)
 	in.note("the shell's report of the crash (line %d) and the gdb backtrace of its core after it are one crash", sc.StartLine)
 }

@@ -83,15 +83,20 @@ func (in *incident) adoptPreamble(pre *incident) {
 	c.StartLine = pc.StartLine
 	c.Product = ProductStarRocks
 	c.QueryID, c.FragmentID, c.PlanNodeID = pc.QueryID, pc.FragmentID, pc.PlanNodeID
-	c.Trackers = append(pc.Trackers[:len(pc.Trackers):len(pc.Trackers)], c.Trackers...)
-	if len(c.Trackers) > maxTrackers {
-		c.Trackers = c.Trackers[:maxTrackers]
-	}
-	c.Events = append(pc.Events[:len(pc.Events):len(pc.Events)], c.Events...)
-	if len(c.Events) > maxEvents {
-		c.Events = c.Events[:maxEvents]
-	}
+	c.Trackers = prependBounded(pc.Trackers, c.Trackers, maxTrackers)
+	c.Events = prependBounded(pc.Events, c.Events, maxEvents)
 	if c.Version == "" {
 		c.Version, c.BuildType, c.Build = pc.Version, pc.BuildType, pc.Build
 	}
+}
+
+// prependBounded returns earlier followed by later, cut to at most n
+// items: what an incident adopting an earlier one (a preamble, a shell's
+// report) keeps of both. earlier is not written to.
+func prependBounded[T any](earlier, later []T, n int) []T {
+	out := append(earlier[:len(earlier):len(earlier)], later...)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
 }

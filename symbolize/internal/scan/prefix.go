@@ -152,7 +152,7 @@ func matchPrefix(t []byte, shape string) int {
 	for i < len(shape) {
 		// Words of the shape without a digit match equal words of t.
 		for i+8 <= len(shape) && j+8 <= len(t) {
-			w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(shape[i:]), 8))
+			w := word8(shape[i:])
 			if digitBytes(w) != 0 || binary.LittleEndian.Uint64(t[j:]) != w {
 				break
 			}
