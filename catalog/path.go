@@ -494,7 +494,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
 			w := weightThread * c.crules[wb].weight
 			v.PathConfidence = confidenceOf(w)
-			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, where(r.File, r.Line), name, w, v.PathConfidence), c.crules[wb].whyLine)
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, c.crules[wb].at, name, w, v.PathConfidence), c.crules[wb].whyLine)
 			return
 		}
 	}
@@ -513,7 +513,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		if c.crules[ib].tabletID != 0 {
 			ids += fmt.Sprintf(", tablet id %s (%q)", tabletIDState(crash), strings.TrimSpace(crash.TabletID))
 		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): %s and no frame or thread rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, where(r.File, r.Line), ids, w, v.PathConfidence), c.crules[ib].whyLine)
+		v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by id rule %s (%s): %s and no frame or thread rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, c.crules[ib].at, ids, w, v.PathConfidence), c.crules[ib].whyLine)
 		return
 	}
 	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
