@@ -40,10 +40,19 @@ func (p *parser) inert(view string, hits scanHits, scanned bool) (lineKind, bool
 		if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
 			return k, false
 		}
-	} else if hits&hitRepair != 0 {
+	} else if needsRepair(hits, view) {
 		return k, false
 	}
 	return k, p.inertKind(k, view)
+}
+
+// needsRepair says whether process may change the line view before it
+// classifies it (an HTML entity to unescape, a collapsed paste to split),
+// given the prefilter's hits in it: hitRepair is found by short literals
+// (a `#`, `@ `) that random bytes hold one line in five, so it is checked
+// with what process itself looks at first (an `&`, splitCandidate).
+func needsRepair(hits scanHits, view string) bool {
+	return hits&hitRepair != 0 && (strings.IndexByte(view, '&') >= 0 || splitCandidate(view))
 }
 
 // inertKind says whether an idle line of kind k leaves everything as it is

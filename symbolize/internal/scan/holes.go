@@ -103,13 +103,12 @@ type holeSqueezer struct {
 func (h *holeSqueezer) Read(p []byte) (int, error) {
 	for {
 		n, err := h.r.Read(p)
+		// Text holds no NUL: one IndexByte, at memory speed, passes it on.
 		if i := bytes.IndexByte(p[:n], 0); i >= 0 || h.run > 0 {
 			if i < 0 {
 				i = n
 			}
 			n = h.squeeze(p[:n], i)
-		} else {
-			h.run = 0
 		}
 		if n > 0 || err != nil {
 			return n, err
@@ -117,37 +116,73 @@ func (h *holeSqueezer) Read(p []byte) (int, error) {
 	}
 }
 
-// squeeze cuts the NUL runs of b (b[:i] holds none) in place and returns
-// the new length.
+// squeeze cuts the NUL runs of b in place and returns the new length; the
+// run before b, of h.run NULs, goes on in b when b starts with a NUL, and
+// b[:i] holds no NUL (i is the first NUL of b, or len(b)).
+//
+// Only a run that, with h.run, is longer than maxHoleBytes changes, and a
+// run of 15 NULs or more holds a whole eight-byte word of NULs at one of
+// any eight positions in a row. So squeeze looks for NUL words at every
+// eighth byte from i (zeroWord), not for each NUL: binary junk, a NUL in
+// 256 bytes, passes at word speed, and a run is found from its word.
+// Shorter runs, passed on as they are, can only be at b's end and go on
+// in the next read, so h.run is the NULs b ends with.
 func (h *holeSqueezer) squeeze(b []byte, i int) int {
-	if i > 0 {
-		h.run = 0
-	}
 	w := i
-	for i < len(b) {
-		if b[i] != 0 {
-			k := bytes.IndexByte(b[i:], 0)
-			if k < 0 {
-				k = len(b) - i
-			}
-			if w != i {
-				copy(b[w:], b[i:i+k])
-			}
-			w += k
-			i += k
-			h.run = 0
-			continue
-		}
-		n := skipNUL(b[i:])
+	if i == 0 && h.run > 0 {
+		n := skipNUL(b)
 		keep := max(0, min(n, maxHoleBytes-h.run))
-		if w != i {
-			copy(b[w:], b[i:i+keep])
-		}
-		w += keep
 		h.run += n
-		i += n
+		if n == len(b) {
+			return keep
+		}
+		w, i = keep, n // b[i] is not NUL
 	}
-	return w
+	h.run = 0
+	for {
+		q := zeroWord(b, i)
+		if q < 0 {
+			break
+		}
+		s := q
+		for s > i && b[s-1] == 0 {
+			s--
+		}
+		e := q + skipNUL(b[q:])
+		keep := min(e-s, maxHoleBytes)
+		if w != i {
+			copy(b[w:], b[i:s+keep])
+		}
+		w += s + keep - i
+		i = e
+		if e == len(b) {
+			h.run = e - s
+			return w
+		}
+	}
+	t := 0
+	for t < len(b)-i && b[len(b)-1-t] == 0 {
+		t++
+	}
+	h.run = t
+	if w != i {
+		copy(b[w:], b[i:])
+	}
+	return w + len(b) - i
+}
+
+// zeroWord returns the first q = i, i+8, i+16, … with b[q:q+8] all NUL,
+// or -1. With AVX2, 64 bytes a round (zeroBlockAVX2).
+func zeroWord(b []byte, i int) int {
+	if hasAVX2 && len(b)-i >= 64 {
+		i += zeroBlockAVX2(b[i:])
+	}
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:]) == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // zeroBlock is compared with whole blocks of a NUL run (skipNUL); never

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,81 @@ func TestHoleSqueezer(t *testing.T) {
 		got, err := io.ReadAll(&holeSqueezer{r: r(in)})
 		require.NoError(t, err)
 		assert.Equal(t, want, string(got))
+	}
+}
+
+// refSqueeze is holeSqueezer's contract written plainly: every NUL run of
+// s cut to maxHoleBytes.
+func refSqueeze(s []byte) []byte {
+	out := []byte{}
+	run := 0
+	for _, c := range s {
+		if c != 0 {
+			run = 0
+			out = append(out, c)
+			continue
+		}
+		if run++; run <= maxHoleBytes {
+			out = append(out, 0)
+		}
+	}
+	return out
+}
+
+// FuzzHoleSqueezer: the squeezer (which looks for NUL words, not NULs)
+// gives refSqueeze's bytes for any input read in pieces of any sizes.
+func FuzzHoleSqueezer(f *testing.F) {
+	f.Add([]byte("a\x00\x00b"), uint8(3))
+	f.Add(append(append([]byte("xy"), make([]byte, 70)...), 'z'), uint8(5))
+	f.Add(append(make([]byte, 14), append([]byte("q"), make([]byte, 200)...)...), uint8(9))
+	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
+		// Widen the fuzzer's bytes: runs of NULs of many lengths.
+		var s []byte
+		for i, c := range in {
+			if c < 8 {
+				s = append(s, make([]byte, int(c)*13+i%7)...)
+				continue
+			}
+			s = append(s, c)
+		}
+		n := int(step%64) + 1
+		got, err := io.ReadAll(&holeSqueezer{r: &pieceReader{s: s, n: n}})
+		require.NoError(t, err)
+		require.Equal(t, refSqueeze(s), got, "read %d bytes at a time", n)
+	})
+}
+
+// pieceReader returns s n bytes (or fewer) at a time.
+type pieceReader struct {
+	s []byte
+	n int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n, len(r.s))], r.s)
+	r.s = r.s[k:]
+	return k, nil
+}
+
+// TestHoleSqueezerBinary: random bytes (a NUL in 256) with NUL runs of
+// every length from 1 to 200 put in, read in reads of many sizes.
+func TestHoleSqueezerBinary(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	s := make([]byte, 1<<20)
+	for i := range s {
+		s[i] = byte(r.Uint32())
+	}
+	for n := 1; n <= 200; n++ {
+		at := r.IntN(len(s) - n)
+		clear(s[at : at+n])
+	}
+	want := refSqueeze(s)
+	for _, n := range []int{1, 7, 8, 15, 64, 4096, 1 << 20} {
+		got, err := io.ReadAll(&holeSqueezer{r: &pieceReader{s: s, n: n}})
+		require.NoError(t, err)
+		require.Equal(t, want, got, "read %d bytes at a time", n)
 	}
 }

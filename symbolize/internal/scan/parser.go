@@ -193,7 +193,7 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 			if inert {
 				return
 			}
-			if k == kStart && scanned && hits&hitRepair == 0 {
+			if k == kStart && scanned && !needsRepair(hits, view) {
 				// What logical does with a start marker between incidents,
 				// without copying the line.
 				p.banner = banner{}
@@ -236,7 +236,7 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		} else {
 			p.pfx.hasPrev = false
 		}
-		if e == 0 && scanned && p.cur == nil && hits&hitRepair == 0 && p.inertKind(k, view) {
+		if e == 0 && scanned && p.cur == nil && !needsRepair(hits, view) && p.inertKind(k, view) {
 			// A cut line between incidents that cannot start one:
 			// process would change nothing.
 			return

@@ -46,3 +46,10 @@ var hasAVX2 = func() bool {
 //
 //go:noescape
 func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int
+
+// zeroBlockAVX2 returns the offset of the first 32-byte block of b (at
+// 0, 32, 64, …) with an eight-byte word of NULs at 0, 8, 16 or 24 in it,
+// or the end of the last whole block (zeroWord). It needs AVX2.
+//
+//go:noescape
+func zeroBlockAVX2(b []byte) int

@@ -215,11 +215,14 @@ jmasked:
 	POPCNTL  R14, R14
 	ADDQ     R14, R8
 
-	// `*** ` starts
+	// `*** ` starts (none when the block holds no `*` before the newline)
+	VPCMPEQB J_STAR(DI), Y0, Y2
+	VPMOVMSKB Y2, R14
+	TESTL    CX, R14
+	JZ       jnostar
 	VMOVDQU  1(SI)(AX*1), Y5
 	VMOVDQU  2(SI)(AX*1), Y6
 	VMOVDQU  3(SI)(AX*1), Y7
-	VPCMPEQB J_STAR(DI), Y0, Y2
 	VPCMPEQB J_STAR(DI), Y5, Y3
 	VPAND    Y3, Y2, Y2
 	VPCMPEQB J_STAR(DI), Y6, Y3
@@ -229,15 +232,21 @@ jmasked:
 	VPMOVMSKB Y2, R14
 	ANDL     CX, R14
 	ORQ      R14, R10
+jnostar:
 
 	// NULs: the first one, and runs of 8 across this block and the one
-	// before (bit p of w&w>>1&…&w>>7 is a run from p)
+	// before (bit p of w&w>>1&…&w>>7 is a run from p). A block without a
+	// NUL adds no run: the runs of the block before alone were found with
+	// the block before it.
 	VPXOR     Y3, Y3, Y3
 	VPCMPEQB  Y3, Y0, Y3
 	VPMOVMSKB Y3, DX
 	ANDL      CX, DX
 	TESTL     DX, DX
-	JZ        jnonul
+	JNZ       jnul
+	XORQ      R12, R12
+	JMP       jnext
+jnul:
 	CMPQ      R9, $0
 	JGE       jnonul
 	BSFL      DX, R14
@@ -258,6 +267,7 @@ jnonul:
 	ANDQ DX, R14
 	ORQ  R14, R11
 
+jnext:
 	ADDQ $32, AX
 	CMPL CX, $-1
 	JEQ  jloop
@@ -275,4 +285,46 @@ jend:
 	SETNE DL
 	MOVQ DX, 32(R13) // st.star
 	MOVQ AX, ret+40(FP)
+	RET
+
+// func zeroBlockAVX2(b []byte) int
+// The offset of the first 32-byte block of b (from b[0], 32 bytes at a
+// time) holding an eight-byte word of NULs at 0, 8, 16 or 24 in it, or
+// the end of the whole blocks; 64 bytes a round while they fit.
+TEXT ·zeroBlockAVX2(SB), NOSPLIT, $0-32
+	MOVQ  b_base+0(FP), SI
+	MOVQ  b_len+8(FP), BX
+	XORQ  AX, AX
+	VPXOR Y0, Y0, Y0
+
+zloop:
+	LEAQ     64(AX), DX
+	CMPQ     DX, BX
+	JHI      zone
+	VPCMPEQQ (SI)(AX*1), Y0, Y1
+	VPCMPEQQ 32(SI)(AX*1), Y0, Y2
+	VPOR     Y1, Y2, Y3
+	VPTEST   Y3, Y3
+	JNZ      zfound
+	MOVQ     DX, AX
+	JMP      zloop
+
+zfound:
+	VPTEST Y1, Y1
+	JNZ    zdone
+	ADDQ   $32, AX
+	JMP    zdone
+
+zone:
+	LEAQ     32(AX), DX
+	CMPQ     DX, BX
+	JHI      zdone
+	VPCMPEQQ (SI)(AX*1), Y0, Y1
+	VPTEST   Y1, Y1
+	JNZ      zdone
+	MOVQ     DX, AX
+
+zdone:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
 	RET

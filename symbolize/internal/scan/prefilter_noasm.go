@@ -11,3 +11,6 @@ const hasAVX2 = false
 
 // junkScanAVX2 is not called without AVX2 (hasAVX2 is false).
 func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int { return 0 }
+
+// zeroBlockAVX2 is not called without AVX2 (hasAVX2 is false).
+func zeroBlockAVX2(b []byte) int { return 0 }
