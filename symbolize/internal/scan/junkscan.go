@@ -68,13 +68,29 @@ func junkScanFrom(b []byte, i int, st junkStats) junkStats {
 
 // junkConstTable holds the byte constants of junkScanAVX2, each 32 times.
 type junkConstTable struct {
-	nl, ctlMax, tab, cr, ff, esc, del, star, blank [32]byte
+	nl, star, blank [32]byte
+	// The bytes that weigh (binaryWeight) by nibble: c weighs when
+	// lo[c&15]&hi[c>>4] != 0 (a class bit each for 0x0_, 0x1_ and 0x7f),
+	// each table twice (VPSHUFB looks up within 16-byte lanes); low4 is
+	// 0x0f 32 times.
+	lo, hi, low4 [32]byte
 }
 
 var junkConsts = func() (t junkConstTable) {
 	for i := range 32 {
-		t.nl[i], t.ctlMax[i], t.tab[i], t.cr[i], t.ff[i] = '\n', 0x1f, '\t', '\r', '\f'
-		t.esc[i], t.del[i], t.star[i], t.blank[i] = 0x1b, 0x7f, '*', ' '
+		t.nl[i], t.star[i], t.blank[i] = '\n', '*', ' '
+		l := byte(i % 16)
+		if l != '\t' && l != '\n' && l != '\f' && l != '\r' {
+			t.lo[i] |= 1 // 0x00-0x0f but tab, newline, FF, CR
+		}
+		if l != 0x1b&15 {
+			t.lo[i] |= 2 // 0x10-0x1f but ESC
+		}
+		if l == 0x7f&15 {
+			t.lo[i] |= 4 // DEL
+		}
+		t.hi[i] = [16]byte{0: 1, 1: 2, 7: 4}[l]
+		t.low4[i] = 0x0f
 	}
 	return t
 }()

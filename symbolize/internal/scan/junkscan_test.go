@@ -94,3 +94,14 @@ func FuzzJunkScan(f *testing.F) {
 		require.Equal(t, junkScanFrom(b, 0, junkStats{nl: -1, nul: -1}), junkScan(b))
 	})
 }
+
+// TestJunkConstsWeigh: the nibble tables of junkScanAVX2 say of every
+// byte what binaryWeight says.
+func TestJunkConstsWeigh(t *testing.T) {
+	for c := range 256 {
+		got := junkConsts.lo[c&15]&junkConsts.hi[c>>4] != 0
+		require.Equal(t, binaryWeight[c] != 0, got, "byte %#x", c)
+		require.Equal(t, junkConsts.lo[c&15], junkConsts.lo[16+c&15], "lanes")
+		require.Equal(t, junkConsts.hi[c>>4], junkConsts.hi[16+c>>4], "lanes")
+	}
+}

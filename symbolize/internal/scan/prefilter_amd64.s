@@ -150,14 +150,11 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 
 // Offsets in junkConstTable (junkscan.go).
 #define J_NL 0
-#define J_CTLMAX 32
-#define J_TAB 64
-#define J_CR 96
-#define J_FF 128
-#define J_ESC 160
-#define J_DEL 192
-#define J_STAR 224
-#define J_BLANK 256
+#define J_STAR 32
+#define J_BLANK 64
+#define J_LO 96
+#define J_HI 128
+#define J_LOW4 160
 
 // func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int
 TEXT ·junkScanAVX2(SB), NOSPLIT, $0-48
@@ -171,6 +168,10 @@ TEXT ·junkScanAVX2(SB), NOSPLIT, $0-48
 	XORQ R10, R10 // star starts
 	XORQ R11, R11 // hole bits
 	XORQ R12, R12 // NUL mask of the block before
+	VMOVDQU J_LO(DI), Y8
+	VMOVDQU J_HI(DI), Y9
+	VMOVDQU J_LOW4(DI), Y10
+	VPXOR   Y11, Y11, Y11
 
 jloop:
 	LEAQ 35(AX), DX
@@ -196,22 +197,18 @@ jnl:
 	MOVL  R14, CX
 jmasked:
 
-	// weighing bytes: c <= 0x1f but tab, newline, CR, FF, ESC; or 0x7f
-	VPMINUB  J_CTLMAX(DI), Y0, Y2
-	VPCMPEQB Y2, Y0, Y2
-	VPCMPEQB J_TAB(DI), Y0, Y3
-	VPOR     Y1, Y3, Y3
-	VPCMPEQB J_CR(DI), Y0, Y4
-	VPOR     Y4, Y3, Y3
-	VPCMPEQB J_FF(DI), Y0, Y4
-	VPOR     Y4, Y3, Y3
-	VPCMPEQB J_ESC(DI), Y0, Y4
-	VPOR     Y4, Y3, Y3
-	VPANDN   Y2, Y3, Y2
-	VPCMPEQB J_DEL(DI), Y0, Y4
-	VPOR     Y4, Y2, Y2
+	// weighing bytes: c <= 0x1f but tab, newline, CR, FF, ESC; or 0x7f,
+	// by nibble: lo[c&15] & hi[c>>4] != 0 (junkConstTable)
+	VPSRLW    $4, Y0, Y2
+	VPAND     Y10, Y2, Y2
+	VPAND     Y10, Y0, Y3
+	VPSHUFB   Y3, Y8, Y3
+	VPSHUFB   Y2, Y9, Y2
+	VPAND     Y3, Y2, Y2
+	VPCMPEQB  Y11, Y2, Y2
 	VPMOVMSKB Y2, R14
-	ANDL     CX, R14
+	NOTL      R14
+	ANDL      CX, R14
 	POPCNTL  R14, R14
 	ADDQ     R14, R8
 
@@ -238,8 +235,7 @@ jnostar:
 	// before (bit p of w&w>>1&…&w>>7 is a run from p). A block without a
 	// NUL adds no run: the runs of the block before alone were found with
 	// the block before it.
-	VPXOR     Y3, Y3, Y3
-	VPCMPEQB  Y3, Y0, Y3
+	VPCMPEQB  Y11, Y0, Y3
 	VPMOVMSKB Y3, DX
 	ANDL      CX, DX
 	TESTL     DX, DX
