@@ -261,8 +261,19 @@ func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 // be where line has digits, and be digits. It stops after a line whose
 // words fold to a stopHash.
 func countRepeats(buf, line []byte) int {
+	if hasAVX2 && len(line) >= 32 {
+		var vp vecPattern
+		vp.prepare(line)
+		return countRepeatsAVX2(buf, &vp)
+	}
 	var rp repeatPattern
 	rp.prepare(line)
+	return countRepeatsWords(buf, &rp)
+}
+
+// countRepeatsWords is countRepeats eight bytes at a time, with line
+// prepared in rp.
+func countRepeatsWords(buf []byte, rp *repeatPattern) int {
 	n, nw := rp.n, rp.nw
 	words, digit, offs := rp.words[:nw], rp.digit[:nw], rp.off[:nw]
 	k := 0
@@ -313,21 +324,77 @@ func repeatsLine(b, t []byte) bool {
 // bytes.
 type repeatPattern struct {
 	n, nw int
-	words [maxRunLine/8 + 1]uint64
-	digit [maxRunLine/8 + 1]uint64 // 0xff in each byte that is a digit
-	off   [maxRunLine/8 + 1]int
+	words [repeatMaxWords]uint64
+	digit [repeatMaxWords]uint64 // 0xff in each byte that is a digit
+	off   [repeatMaxWords]int
 }
 
 // prepare sets the pattern to t (8 <= len(t) <= maxRunLine).
 func (rp *repeatPattern) prepare(t []byte) {
 	rp.n, rp.nw = len(t), 0
-	for i := 0; i < len(t); i += 8 {
-		i = min(i, len(t)-8)
+	for _, i := range repeatWords(len(t), rp.off[:0]) {
 		w := binary.LittleEndian.Uint64(t[i:])
 		rp.words[rp.nw] = w
 		rp.digit[rp.nw] = digitBytes(w) >> 7 * 0xff
 		rp.off[rp.nw] = i
 		rp.nw++
+	}
+}
+
+// repeatMaxWords bounds the words of a line (repeatWords): four for each
+// of its 32-byte blocks.
+const repeatMaxWords = 4 * (maxRunLine/32 + 1)
+
+// repeatWords appends to off the offsets of the eight-byte words of a
+// line of n bytes (8 <= n <= maxRunLine) that countRepeats compares and
+// whose XOR is the line's stop hash (stopHash): every eighth byte, the
+// last word ending at the line's end; from 32 bytes on, the words of the
+// 32-byte blocks of vecPattern (at 0, 32, 64, …, the last block ending at
+// the line's end), so that the vector compare (countRepeatsAVX2) and the
+// word compare fold the same words into the hash.
+func repeatWords(n int, off []int) []int {
+	if n < 32 {
+		for i := 0; i < n; i += 8 {
+			off = append(off, min(i, n-8))
+		}
+		return off
+	}
+	for b := 0; b < n; b += 32 {
+		b = min(b, n-32)
+		off = append(off, b, b+8, b+16, b+24)
+	}
+	return off
+}
+
+// vecPattern is a line of 32 bytes or more prepared for
+// countRepeatsAVX2: its 32-byte blocks (the last one overlapping the one
+// before when the length is not a multiple of 32), their offsets, for
+// each a mask of its digit bytes, and the constants of the digit test.
+// The assembly reads it by the offsets checked in TestVecPatternLayout.
+type vecPattern struct {
+	n, nb  int
+	off    [maxRunLine/32 + 1]int
+	pat    [maxRunLine/32 + 1][32]byte
+	dig    [maxRunLine/32 + 1][32]byte // 0xff where pat holds a digit
+	c0, c9 [32]byte                    // '0' and 9, 32 times
+}
+
+// prepare sets the pattern to t (32 <= len(t) <= maxRunLine).
+func (vp *vecPattern) prepare(t []byte) {
+	vp.n, vp.nb = len(t), 0
+	for b := 0; b < len(t); b += 32 {
+		b = min(b, len(t)-32)
+		vp.off[vp.nb] = b
+		copy(vp.pat[vp.nb][:], t[b:b+32])
+		for i, c := range t[b : b+32] {
+			if isDigit(c) {
+				vp.dig[vp.nb][i] = 0xff
+			}
+		}
+		vp.nb++
+	}
+	for i := range 32 {
+		vp.c0[i], vp.c9[i] = '0', 9
 	}
 }
 

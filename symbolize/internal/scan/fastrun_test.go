@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +48,11 @@ func TestRepeatsLine(t *testing.T) {
 	alphabet := []byte("0123456789/:;ab \x00\xb9\xba\n")
 	repeats := 0
 	for range 100000 {
-		line := make([]byte, 8+r.IntN(40))
+		size := 8 + r.IntN(40)
+		if r.IntN(4) == 0 {
+			size = 32 + r.IntN(200) // several vector blocks (countRepeatsAVX2)
+		}
+		line := make([]byte, size)
 		for i := range line {
 			line[i] = alphabet[r.IntN(len(alphabet)-1)] // no newline inside
 		}
@@ -66,8 +71,8 @@ func TestRepeatsLine(t *testing.T) {
 		for off := 0; isRepeat(buf[off:], line); off += len(line) + 1 {
 			n++
 			var h uint64
-			for i := 0; i < len(line); i += 8 {
-				h ^= binary.LittleEndian.Uint64(buf[off+min(i, len(line)-8):])
+			for _, i := range repeatWords(len(line), nil) {
+				h ^= binary.LittleEndian.Uint64(buf[off+i:])
 			}
 			if stopHash(h) {
 				break
@@ -551,4 +556,51 @@ func TestSkipAlignment(t *testing.T) {
 	lines := bytes.Count(data[mid:], []byte("\n"))
 	assert.Greater(t, common, lines/1000, "common step ends over %d lines (%d and %d steps)", lines, len(a), len(bs))
 	assert.Less(t, len(bs), lines/3, "steps")
+}
+
+// TestVecPatternLayout: the offsets countRepeatsAVX2 reads vecPattern by
+// (prefilter_amd64.s, VP_*) are the struct's.
+func TestVecPatternLayout(t *testing.T) {
+	var vp vecPattern
+	for name, got := range map[string]uintptr{
+		"n 0": unsafe.Offsetof(vp.n), "nb 8": unsafe.Offsetof(vp.nb), "off 16": unsafe.Offsetof(vp.off),
+		"pat 280": unsafe.Offsetof(vp.pat), "dig 1336": unsafe.Offsetof(vp.dig),
+		"c0 2392": unsafe.Offsetof(vp.c0), "c9 2424": unsafe.Offsetof(vp.c9),
+	} {
+		var want uintptr
+		_, err := fmt.Sscanf(strings.Fields(name)[1], "%d", &want)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, name)
+	}
+}
+
+// TestCountRepeatsVectorSame: the vector count and the word count agree
+// on long runs of long lines, digits changing anywhere, a foreign byte
+// now and then.
+func TestCountRepeatsVectorSame(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	alphabet := []byte("0123456789/:;ab \x00\xb9\x2f\x3a")
+	for range 3000 {
+		line := make([]byte, 32+r.IntN(maxRunLine-31))
+		for i := range line {
+			line[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		var buf []byte
+		for range 1 + r.IntN(300) {
+			next := []byte(substDigits(r, string(line)))
+			if r.IntN(200) == 0 {
+				next[r.IntN(len(next))] = alphabet[r.IntN(len(alphabet))]
+			}
+			buf = append(append(buf, next...), '\n')
+		}
+		buf = buf[:len(buf)-r.IntN(3)]
+		var rp repeatPattern
+		rp.prepare(line)
+		var vp vecPattern
+		vp.prepare(line)
+		require.Equal(t, countRepeatsWords(buf, &rp), countRepeatsAVX2(buf, &vp), "%q", line)
+	}
 }

@@ -53,3 +53,10 @@ func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int
 //
 //go:noescape
 func zeroBlockAVX2(b []byte) int
+
+// countRepeatsAVX2 is countRepeats for a line of 32 bytes or more,
+// prepared in vp, 32 bytes at a time: the same lines, the same stop
+// (repeatWords). It needs AVX2.
+//
+//go:noescape
+func countRepeatsAVX2(buf []byte, vp *vecPattern) int

@@ -324,3 +324,82 @@ zdone:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
+// vecPattern's layout (fastrun.go; TestVecPatternLayout checks it)
+#define VP_N 0
+#define VP_NB 8
+#define VP_OFF 16
+#define VP_PAT 280
+#define VP_DIG 1336
+#define VP_C0 2392
+#define VP_C9 2424
+
+// func countRepeatsAVX2(buf []byte, vp *vecPattern) int
+TEXT ·countRepeatsAVX2(SB), NOSPLIT, $0-40
+	MOVQ buf_base+0(FP), SI
+	MOVQ buf_len+8(FP), BX
+	MOVQ vp+24(FP), DI
+	MOVQ VP_N(DI), R8
+	MOVQ VP_NB(DI), R9
+	XORQ AX, AX // lines counted
+	XORQ DX, DX // offset of the line
+	MOVQ $0x9e3779b97f4a7c15, R15
+	VMOVDQU VP_C0(DI), Y13
+	VMOVDQU VP_C9(DI), Y14
+	LEAQ VP_OFF(DI), R11
+	LEAQ VP_PAT(DI), R12
+	LEAQ VP_DIG(DI), R13
+
+rloop:
+	// a line of n bytes and its newline
+	LEAQ (DX)(R8*1), CX
+	CMPQ CX, BX
+	JAE  rdone
+	CMPB (SI)(CX*1), $10
+	JNE  rdone
+	VPXOR Y7, Y7, Y7 // the stop hash's words, XORed
+	XORQ  R10, R10   // block
+
+bloop:
+	MOVQ      (R11)(R10*8), CX
+	ADDQ      DX, CX
+	VMOVDQU   (SI)(CX*1), Y0
+	VPXOR     Y0, Y7, Y7
+	MOVQ      R10, R14
+	SHLQ      $5, R14
+	VPCMPEQB  (R12)(R14*1), Y0, Y1
+	VPMOVMSKB Y1, CX
+	CMPL      CX, $-1
+	JEQ       bnext
+	// bytes that differ: digits where the pattern has digits
+	VPSUBB    Y13, Y0, Y2
+	VPMINUB   Y14, Y2, Y3
+	VPCMPEQB  Y3, Y2, Y3
+	VPAND     (R13)(R14*1), Y3, Y3
+	VPOR      Y1, Y3, Y3
+	VPMOVMSKB Y3, CX
+	CMPL      CX, $-1
+	JNE       rdone
+
+bnext:
+	INCQ R10
+	CMPQ R10, R9
+	JB   bloop
+
+	// one more line; stop after it when its hash says so (stopHash)
+	INCQ         AX
+	VEXTRACTI128 $1, Y7, X8
+	VPXOR        X8, X7, X7
+	VPSHUFD      $0x4e, X7, X8
+	VPXOR        X8, X7, X7
+	VMOVQ        X7, CX
+	IMULQ        R15, CX
+	SHRQ         $56, CX
+	JZ           rdone
+	LEAQ         1(DX)(R8*1), DX
+	JMP          rloop
+
+rdone:
+	VZEROUPPER
+	MOVQ AX, ret+32(FP)
+	RET

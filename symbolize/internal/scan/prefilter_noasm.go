@@ -14,3 +14,6 @@ func junkScanAVX2(b []byte, c *junkConstTable, st *junkStats) int { return 0 }
 
 // zeroBlockAVX2 is not called without AVX2 (hasAVX2 is false).
 func zeroBlockAVX2(b []byte) int { return 0 }
+
+// countRepeatsAVX2 is not called without AVX2 (hasAVX2 is false).
+func countRepeatsAVX2(buf []byte, vp *vecPattern) int { return 0 }
