@@ -52,19 +52,7 @@ func TestRepeatsLine(t *testing.T) {
 		if r.IntN(4) == 0 {
 			size = 32 + r.IntN(200) // several vector blocks (countRepeatsAVX2)
 		}
-		line := make([]byte, size)
-		for i := range line {
-			line[i] = alphabet[r.IntN(len(alphabet)-1)] // no newline inside
-		}
-		var buf []byte
-		for range 1 + r.IntN(4) {
-			next := []byte(substDigits(r, string(line)))
-			if r.IntN(4) == 0 {
-				next[r.IntN(len(next))] = alphabet[r.IntN(len(alphabet))]
-			}
-			buf = append(append(buf, next...), '\n')
-		}
-		buf = buf[:len(buf)-r.IntN(3)]
+		line, buf := repeatInput(r, size, alphabet[:len(alphabet)-1], alphabet, 1+r.IntN(4), 4)
 		want := isRepeat(buf, line)
 		require.Equal(t, want, repeatsLine(buf, line), "%q %q", line, buf)
 		n := 0
@@ -584,23 +572,30 @@ func TestCountRepeatsVectorSame(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	alphabet := []byte("0123456789/:;ab \x00\xb9\x2f\x3a")
 	for range 3000 {
-		line := make([]byte, 32+r.IntN(maxRunLine-31))
-		for i := range line {
-			line[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		var buf []byte
-		for range 1 + r.IntN(300) {
-			next := []byte(substDigits(r, string(line)))
-			if r.IntN(200) == 0 {
-				next[r.IntN(len(next))] = alphabet[r.IntN(len(alphabet))]
-			}
-			buf = append(append(buf, next...), '\n')
-		}
-		buf = buf[:len(buf)-r.IntN(3)]
+		line, buf := repeatInput(r, 32+r.IntN(maxRunLine-31), alphabet, alphabet, 1+r.IntN(300), 200)
 		var rp repeatPattern
 		rp.prepare(line)
 		var vp vecPattern
 		vp.prepare(line)
 		require.Equal(t, countRepeatsWords(buf, &rp), countRepeatsAVX2(buf, &vp), "%q", line)
 	}
+}
+
+// repeatInput returns a random line of size bytes from lineBytes and runs
+// copies of it with their digits changed (substDigits), one in foreign
+// with a byte of mixBytes put in, each with a newline, the last zero to
+// two bytes cut.
+func repeatInput(r *rand.Rand, size int, lineBytes, mixBytes []byte, runs, foreign int) (line, buf []byte) {
+	line = make([]byte, size)
+	for i := range line {
+		line[i] = lineBytes[r.IntN(len(lineBytes))]
+	}
+	for range runs {
+		next := []byte(substDigits(r, string(line)))
+		if r.IntN(foreign) == 0 {
+			next[r.IntN(len(next))] = mixBytes[r.IntN(len(mixBytes))]
+		}
+		buf = append(append(buf, next...), '\n')
+	}
+	return line, buf[:len(buf)-r.IntN(3)]
 }
