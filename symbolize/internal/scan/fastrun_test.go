@@ -349,7 +349,7 @@ func TestRepeatSkipState(t *testing.T) {
 		for s.step() {
 			steps++
 			for ref.lineNo < s.p.lineNo {
-				ref.physical(bytes.TrimSuffix(lines[ref.lineNo], []byte("\n")), false)
+				ref.physical(bytes.TrimSuffix(lines[ref.lineNo], []byte("\n")), false, false)
 			}
 			require.Equal(t, len(ref.out), len(s.p.out), "incidents at line %d", s.p.lineNo)
 			ref.out, s.p.out = ref.out[:0], s.p.out[:0]
@@ -432,7 +432,7 @@ func TestJunkSkipEquivalence(t *testing.T) {
 			// holeSqueezer cuts NUL runs to 64: the reference reads the
 			// same bytes.
 			l := bytes.TrimSuffix(lines[ref.lineNo], []byte("\n"))
-			ref.physical(squeezeNULs(l), false)
+			ref.physical(squeezeNULs(l), false, false)
 		}
 		require.Equal(t, len(ref.out), len(s.p.out), "incidents at line %d", s.p.lineNo)
 		ref.out, s.p.out = ref.out[:0], s.p.out[:0]

@@ -12,10 +12,14 @@ import (
 )
 
 // physical handles one physical line: NUL runs, repair, prefixes, split
-// collapsed pastes, and hand each logical line to the assembler.
-func (p *parser) physical(b []byte, truncated bool) {
+// collapsed pastes, and hand each logical line to the assembler. noNUL
+// says that b holds no NUL (nothing the reader passed on so far did).
+func (p *parser) physical(b []byte, truncated, noNUL bool) {
 	p.lineNo++
-	nul := bytes.IndexByte(b, 0)
+	nul := -1
+	if !noNUL {
+		nul = bytes.IndexByte(b, 0)
+	}
 	if nul >= 0 {
 		if i, j := nextHole(b, nul); i >= 0 {
 			p.holes(b, i, j, truncated)
@@ -98,6 +102,10 @@ const maxHoleBytes = 64
 type holeSqueezer struct {
 	r   io.Reader
 	run int // NULs at the end of what was passed on
+	// sawNUL is set (once, false to true) by the first read that holds
+	// a NUL: until then no line read through the squeezer holds one, and
+	// the Scanner need not look for one in each line (Scanner.sq).
+	sawNUL bool
 }
 
 func (h *holeSqueezer) Read(p []byte) (int, error) {
@@ -107,6 +115,8 @@ func (h *holeSqueezer) Read(p []byte) (int, error) {
 		if i := bytes.IndexByte(p[:n], 0); i >= 0 || h.run > 0 {
 			if i < 0 {
 				i = n
+			} else if !h.sawNUL {
+				h.sawNUL = true
 			}
 			n = h.squeeze(p[:n], i)
 		}

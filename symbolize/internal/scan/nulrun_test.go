@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -170,4 +171,38 @@ func TestHoleSqueezerBinary(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, "read %d bytes at a time", n)
 	}
+}
+
+// TestLateNULRun: the first NUL of the input comes after megabytes of
+// text (past many reads of the squeezer, whose sawNUL spares each line's
+// NUL search until then), in a hole before a dump and inside a line; read
+// synchronously the incidents are those of a scan that looks for NULs in
+// every line (the Scanner without its squeezer's flag) and of a live scan.
+func TestLateNULRun(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "formats", "f9-kernel-segfault.txt"))
+	require.NoError(t, err)
+	var in []byte
+	for i := 0; len(in) < 3<<20; i++ {
+		in = fmt.Appendf(in, "I0303 10:15:%02d.%06d 140073341400640 daemon.cpp:312] Current memory usage: %d\n", i%60, i%1000000, i)
+	}
+	in = append(in, "W0303 10:16:00.000001 1 a.cpp:1] half\x00a line\n"...)
+	in = append(append(in, nulRun...), data...)
+	in = append(append(in, nulRun...), data...)
+	want := parseWith(t, in, ScanOptions{}, true)
+	s := NewScanner(bytes.NewReader(in), ScanOptions{})
+	s.sq = nil // look for NULs in every line
+	var cs []*Crash
+	for s.Next() {
+		cs = append(cs, s.Crash())
+	}
+	require.NoError(t, s.Err())
+	got, err := json.Marshal(cs)
+	require.NoError(t, err)
+	assert.Equal(t, string(got), want)
+	assert.Contains(t, want, `"kind"`, "the dumps after the holes are read")
+	live, err := ParseAll(context.Background(), iotest.HalfReader(bytes.NewReader(in)), ScanOptions{IdleTimeout: time.Minute})
+	require.NoError(t, err)
+	got, err = json.Marshal(live)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got), "live")
 }

@@ -197,7 +197,7 @@ func TestParallelSnapshotComplete(t *testing.T) {
 		p := &parser{}
 		p.init(ScanOptions{})
 		for _, l := range lines {
-			p.physical([]byte(l), false)
+			p.physical([]byte(l), false, false)
 		}
 		return p
 	}

@@ -85,7 +85,11 @@ var ErrRead = errors.New("crashsig: reading input")
 // so memory stays bounded by the options whatever the input size. A Scanner
 // is not safe for concurrent use; use one per input.
 type Scanner struct {
-	br   *bufio.Reader
+	br *bufio.Reader
+	// sq is the squeezer br reads from while it is the Scanner's
+	// synchronous reader (nil once a goroutine reads, and for the chunk
+	// scanners): its sawNUL spares physical a NUL search per line.
+	sq   *holeSqueezer
 	p    parser
 	q    []*Crash
 	cur  *Crash
@@ -111,7 +115,8 @@ func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 		opts.NonBlocking = neverBlocks(r)
 	}
 	cr := &ctxReader{r: r}
-	s := &Scanner{br: bufio.NewReaderSize(&holeSqueezer{r: cr}, 256<<10), cr: cr}
+	sq := &holeSqueezer{r: cr}
+	s := &Scanner{br: bufio.NewReaderSize(sq, 256<<10), sq: sq, cr: cr}
 	s.p.init(opts)
 	return s
 }
@@ -160,6 +165,7 @@ func (s *Scanner) Next() bool { return s.NextContext(context.Background()) }
 func (s *Scanner) NextContext(ctx context.Context) bool {
 	if s.live == nil && !s.done && (s.p.opts.IdleTimeout > 0 || (ctx.Done() != nil && !s.p.opts.NonBlocking)) {
 		s.live = startLive(s.br, s.p.opts.MaxLineBytes)
+		s.sq = nil // the reading goroutine sets its sawNUL
 	}
 	s.ctx = ctx
 	if s.live == nil && s.cr != nil && ctx.Done() != nil {
@@ -287,7 +293,7 @@ func (s *Scanner) step() bool {
 		}
 		return false
 	}
-	s.p.physical(line, truncated)
+	s.p.physical(line, truncated, s.sq != nil && !s.sq.sawNUL)
 	s.skipRepeats(line, truncated, err) // fastrun.go: skips repeats of line that change nothing; carries no state
 	if err != nil && !errors.Is(err, io.EOF) {
 		s.err = fmt.Errorf("%w: %w", ErrRead, err)
