@@ -191,18 +191,11 @@ func TestLateNULRun(t *testing.T) {
 	want := parseWith(t, in, ScanOptions{}, true)
 	s := NewScanner(bytes.NewReader(in), ScanOptions{})
 	s.sq = nil // look for NULs in every line
-	var cs []*Crash
-	for s.Next() {
-		cs = append(cs, s.Crash())
-	}
-	require.NoError(t, s.Err())
-	got, err := json.Marshal(cs)
-	require.NoError(t, err)
-	assert.Equal(t, string(got), want)
+	assert.Equal(t, want, scannerJSON(t, s))
 	assert.Contains(t, want, `"kind"`, "the dumps after the holes are read")
 	live, err := ParseAll(context.Background(), iotest.HalfReader(bytes.NewReader(in)), ScanOptions{IdleTimeout: time.Minute})
 	require.NoError(t, err)
-	got, err = json.Marshal(live)
+	got, err := json.Marshal(live)
 	require.NoError(t, err)
 	assert.Equal(t, want, string(got), "live")
 }

@@ -32,6 +32,12 @@ func scanJSON(t testing.TB, r io.Reader, opts ScanOptions, filtered bool) string
 	if !filtered {
 		s.p.pf = nil
 	}
+	return scannerJSON(t, s)
+}
+
+// scannerJSON returns the incidents s reads, as JSON.
+func scannerJSON(t testing.TB, s *Scanner) string {
+	t.Helper()
 	var cs []*Crash
 	for s.Next() {
 		cs = append(cs, s.Crash())
