@@ -177,7 +177,8 @@ func TestHoleSqueezerBinary(t *testing.T) {
 // text (past many reads of the squeezer, whose sawNUL spares each line's
 // NUL search until then), in a hole before a dump and inside a line; read
 // synchronously the incidents are those of a scan that looks for NULs in
-// every line (the Scanner without its squeezer's flag) and of a live scan.
+// every line (the Scanner without its squeezer's flag), of a live scan and
+// of ScanParallel.
 func TestLateNULRun(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "formats", "f9-kernel-segfault.txt"))
 	require.NoError(t, err)
@@ -198,4 +199,10 @@ func TestLateNULRun(t *testing.T) {
 	got, err := json.Marshal(live)
 	require.NoError(t, err)
 	assert.Equal(t, want, string(got), "live")
+	var single []*Crash
+	require.NoError(t, json.Unmarshal([]byte(want), &single))
+	for _, chunk := range []int64{8 << 10, 256 << 10} {
+		// Chunk scanners read through their own squeezers (their sawNUL).
+		assert.Equal(t, crashesJSON(t, single), parallelJSON(t, in, ScanOptions{}, ParallelOptions{Workers: 2, ChunkBytes: chunk}), "parallel, chunks of %d", chunk)
+	}
 }

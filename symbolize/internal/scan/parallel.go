@@ -341,7 +341,9 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 // its offset. It returns false when the consumer left, and the read or
 // context error that stopped it.
 func (m *merger) readChunk(s *Scanner, from, end int64, j *chunkJob, emit func([]*Crash) bool) (bool, error) {
-	s.br.Reset(&holeSqueezer{r: io.NewSectionReader(m.r, from, end-from)})
+	hs := &holeSqueezer{r: io.NewSectionReader(m.r, from, end-from)}
+	s.br.Reset(hs)
+	s.sq = hs
 	h := handOver{m: m, s: s, end: end, emit: emit}
 	if j != nil {
 		h.snaps, h.outs, h.slots = j.snaps, j.outs, j.slots
@@ -449,7 +451,9 @@ func (h *handOver) jump() (bool, bool) {
 		// end (extend); the in-order scan goes on there in the next.
 		h.beyond = snaps[n].off
 	} else {
-		s.br.Reset(&holeSqueezer{r: io.NewSectionReader(h.m.r, snaps[n].off, h.end-snaps[n].off)})
+		hs := &holeSqueezer{r: io.NewSectionReader(h.m.r, snaps[n].off, h.end-snaps[n].off)}
+		s.br.Reset(hs)
+		s.sq = hs
 	}
 	if !h.adopted {
 		h.adopted = true

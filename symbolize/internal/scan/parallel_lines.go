@@ -54,7 +54,9 @@ func (m *merger) lineSlots(j *chunkJob, w *worker, c *Crash, idx, emitted int) (
 		w.replay = m.newScanner(nil, 1)
 	}
 	r := w.replay
-	r.br.Reset(&holeSqueezer{r: io.NewSectionReader(m.r, sn.off, max(j.end, j.limit)-sn.off)})
+	hs := &holeSqueezer{r: io.NewSectionReader(m.r, sn.off, max(j.end, j.limit)-sn.off)}
+	r.br.Reset(hs)
+	r.sq = hs
 	r.err = nil
 	r.p.out = r.p.out[:0]
 	r.p.restore(&sn.c, replayShift)

@@ -230,6 +230,7 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 		w.s.p.init(opts)
 	}
 	s := w.s
+	s.sq = &sq.sq // every byte s reads comes through sq (squeezed.Read)
 	if seed != nil {
 		s.p.seed(seed)
 	}
@@ -347,6 +348,7 @@ func (m *merger) extend(j *chunkJob, s *Scanner, keep func()) bool {
 	j.limit = limit
 	sq := newSqueezed(io.NewSectionReader(m.r, j.end, limit-j.end), j.end)
 	s.br.Reset(sq)
+	s.sq = &sq.sq
 	for steps := 1; ; steps++ {
 		more := s.step()
 		if len(s.p.out) > 0 {
