@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,4 +105,14 @@ func TestJunkConstsWeigh(t *testing.T) {
 		require.Equal(t, junkConsts.lo[c&15], junkConsts.lo[16+c&15], "lanes")
 		require.Equal(t, junkConsts.hi[c>>4], junkConsts.hi[16+c>>4], "lanes")
 	}
+}
+
+// TestJunkConstsLayout: the offsets junkScanAVX2 reads junkConstTable by
+// (prefilter_amd64.s, J_*) are the struct's.
+func TestJunkConstsLayout(t *testing.T) {
+	var c junkConstTable
+	require.Equal(t, []uintptr{0, 32, 64, 96, 128, 160}, []uintptr{
+		unsafe.Offsetof(c.nl), unsafe.Offsetof(c.star), unsafe.Offsetof(c.blank),
+		unsafe.Offsetof(c.lo), unsafe.Offsetof(c.hi), unsafe.Offsetof(c.low4),
+	}, "J_NL, J_STAR, J_BLANK, J_LO, J_HI, J_LOW4")
 }
