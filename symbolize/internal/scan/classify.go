@@ -36,23 +36,24 @@ func (p *parser) inert(view string, hits scanHits, scanned bool) (lineKind, bool
 		hits, scanned = p.pf.scan(view), true
 	}
 	k := p.kindOf(view, hits, scanned)
-	if p.pf == nil {
-		if strings.IndexByte(view, '&') >= 0 || splitCandidate(view) {
-			return k, false
-		}
-	} else if needsRepair(hits, view) {
+	if (p.pf == nil || hits&hitRepair != 0) && repairable(view) {
 		return k, false
 	}
 	return k, p.inertKind(k, view)
 }
 
-// needsRepair says whether process may change the line view before it
-// classifies it (an HTML entity to unescape, a collapsed paste to split),
-// given the prefilter's hits in it: hitRepair is found by short literals
-// (a `#`, `@ `) that random bytes hold one line in five, so it is checked
-// with what process itself looks at first (an `&`, splitCandidate).
+// repairable says whether process may change the line view before it
+// classifies it: what process itself looks at first, an `&` (an HTML
+// entity to unescape) or a splitCandidate (a collapsed paste to split).
+func repairable(view string) bool {
+	return strings.IndexByte(view, '&') >= 0 || splitCandidate(view)
+}
+
+// needsRepair is repairable given the prefilter's hits in view: hitRepair
+// is found by short literals (a `#`, `@ `) that random bytes hold one line
+// in five, so it only gates the test.
 func needsRepair(hits scanHits, view string) bool {
-	return hits&hitRepair != 0 && (strings.IndexByte(view, '&') >= 0 || splitCandidate(view))
+	return hits&hitRepair != 0 && repairable(view)
 }
 
 // inertKind says whether an idle line of kind k leaves everything as it is

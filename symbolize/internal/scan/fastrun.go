@@ -369,14 +369,13 @@ func repeatWords(n int, off []int) []int {
 // vecPattern is a line of 32 bytes or more prepared for
 // countRepeatsAVX2: its 32-byte blocks (the last one overlapping the one
 // before when the length is not a multiple of 32), their offsets, for
-// each a mask of its digit bytes, and the constants of the digit test.
-// The assembly reads it by the offsets checked in TestVecPatternLayout.
+// each a mask of its digit bytes. The assembly reads it by the offsets
+// checked in TestVecPatternLayout.
 type vecPattern struct {
-	n, nb  int
-	off    [maxRunLine/32 + 1]int
-	pat    [maxRunLine/32 + 1][32]byte
-	dig    [maxRunLine/32 + 1][32]byte // 0xff where pat holds a digit
-	c0, c9 [32]byte                    // '0' and 9, 32 times
+	n, nb int
+	off   [maxRunLine/32 + 1]int
+	pat   [maxRunLine/32 + 1][32]byte
+	dig   [maxRunLine/32 + 1][32]byte // 0xff where pat holds a digit
 }
 
 // prepare sets the pattern to t (32 <= len(t) <= maxRunLine).
@@ -392,9 +391,6 @@ func (vp *vecPattern) prepare(t []byte) {
 			}
 		}
 		vp.nb++
-	}
-	for i := range 32 {
-		vp.c0[i], vp.c9[i] = '0', 9
 	}
 }
 

@@ -1,5 +1,7 @@
 package scan
 
+import "strings"
+
 // glog failure-signal dumps (F2: StarRocks, Doris 0.x–1.0) with the
 // StarRocks preamble, and glog FATAL / Check-failure traces (F3); formats
 // spec §4 F2, F3. Frames (`    @ 0x… symbol`, one space; `    @ 0x…  symbol`,
@@ -117,3 +119,11 @@ func glogContent(line string, k int) bool {
 	}
 	return len(collapsedMarker.FindAllStringIndex(line[k:], 2)) >= 2
 }
+
+// glogRawCheck reports whether a FATAL message is glog's own RAW_CHECK
+// failing in logging.cc (`F00000000 00:00:00.000000 … logging.cc:1962]
+// RAW: Check data_->num_chars_to_log_ > 0 … failed:`), which happens when
+// a second thread logs FATAL while one does: the same death. Inside a
+// check failure or a dump, before its frames, it is an event of that
+// incident (acceptLine); alone it opens one.
+func glogRawCheck(msg string) bool { return strings.HasPrefix(msg, "RAW: ") }

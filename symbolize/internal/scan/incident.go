@@ -361,11 +361,8 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		return true
 
 	case kFatal:
-		if strings.HasPrefix(m[1], "RAW: ") && !in.hasFrames() && (in.hasSig || c.Message != "") {
-			// glog's own RAW_CHECK in logging.cc (`F00000000 00:00:00.000000
-			// … logging.cc:1962] RAW: Check data_->num_chars_to_log_ > 0 …`)
-			// fails when another thread logs FATAL while this one does: the
-			// same death, before the dump's frames, not a crash of its own.
+		if glogRawCheck(m[1]) && !in.hasFrames() && (in.hasSig || c.Message != "") {
+			// glog's RAW_CHECK of a second thread's FATAL: the same death.
 			in.event(ln, "interleaved", text)
 			return true
 		}

@@ -342,8 +342,7 @@ func (m *merger) run(yield func(*Crash, error) bool) {
 // context error that stopped it.
 func (m *merger) readChunk(s *Scanner, from, end int64, j *chunkJob, emit func([]*Crash) bool) (bool, error) {
 	hs := &holeSqueezer{r: io.NewSectionReader(m.r, from, end-from)}
-	s.br.Reset(hs)
-	s.sq = hs
+	s.readThrough(hs, hs)
 	h := handOver{m: m, s: s, end: end, emit: emit}
 	if j != nil {
 		h.snaps, h.outs, h.slots = j.snaps, j.outs, j.slots
@@ -452,8 +451,7 @@ func (h *handOver) jump() (bool, bool) {
 		h.beyond = snaps[n].off
 	} else {
 		hs := &holeSqueezer{r: io.NewSectionReader(h.m.r, snaps[n].off, h.end-snaps[n].off)}
-		s.br.Reset(hs)
-		s.sq = hs
+		s.readThrough(hs, hs)
 	}
 	if !h.adopted {
 		h.adopted = true

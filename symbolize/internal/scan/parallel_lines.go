@@ -55,8 +55,7 @@ func (m *merger) lineSlots(j *chunkJob, w *worker, c *Crash, idx, emitted int) (
 	}
 	r := w.replay
 	hs := &holeSqueezer{r: io.NewSectionReader(m.r, sn.off, max(j.end, j.limit)-sn.off)}
-	r.br.Reset(hs)
-	r.sq = hs
+	r.readThrough(hs, hs)
 	r.err = nil
 	r.p.out = r.p.out[:0]
 	r.p.restore(&sn.c, replayShift)

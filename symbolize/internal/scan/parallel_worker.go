@@ -218,9 +218,8 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 	}
 	sq := newSqueezed(io.NewSectionReader(m.r, from, j.end-from), from)
 	if w.s == nil {
-		w.s = m.newScanner(sq, first)
+		w.s = m.newScanner(nil, first)
 	} else {
-		w.s.br.Reset(sq)
 		w.s.err = nil
 		out := w.s.p.out[:0]
 		w.s.p = parser{out: out}
@@ -230,7 +229,7 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 		w.s.p.init(opts)
 	}
 	s := w.s
-	s.sq = &sq.sq // every byte s reads comes through sq (squeezed.Read)
+	s.readThrough(sq, &sq.sq)
 	if seed != nil {
 		s.p.seed(seed)
 	}
@@ -347,8 +346,7 @@ func (m *merger) extend(j *chunkJob, s *Scanner, keep func()) bool {
 	}
 	j.limit = limit
 	sq := newSqueezed(io.NewSectionReader(m.r, j.end, limit-j.end), j.end)
-	s.br.Reset(sq)
-	s.sq = &sq.sq
+	s.readThrough(sq, &sq.sq)
 	for steps := 1; ; steps++ {
 		more := s.step()
 		if len(s.p.out) > 0 {

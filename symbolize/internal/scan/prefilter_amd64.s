@@ -331,8 +331,6 @@ zdone:
 #define VP_OFF 16
 #define VP_PAT 280
 #define VP_DIG 1336
-#define VP_C0 2392
-#define VP_C9 2424
 
 // func countRepeatsAVX2(buf []byte, vp *vecPattern) int
 TEXT ·countRepeatsAVX2(SB), NOSPLIT, $0-40
@@ -344,8 +342,12 @@ TEXT ·countRepeatsAVX2(SB), NOSPLIT, $0-40
 	XORQ AX, AX // lines counted
 	XORQ DX, DX // offset of the line
 	MOVQ $0x9e3779b97f4a7c15, R15
-	VMOVDQU VP_C0(DI), Y13
-	VMOVDQU VP_C9(DI), Y14
+	MOVQ         $0x3030303030303030, CX // '0', 32 times
+	VMOVQ        CX, X13
+	VPBROADCASTQ X13, Y13
+	MOVQ         $0x0909090909090909, CX // 9, 32 times
+	VMOVQ        CX, X14
+	VPBROADCASTQ X14, Y14
 	LEAQ VP_OFF(DI), R11
 	LEAQ VP_PAT(DI), R12
 	LEAQ VP_DIG(DI), R13

@@ -86,9 +86,9 @@ var ErrRead = errors.New("crashsig: reading input")
 // is not safe for concurrent use; use one per input.
 type Scanner struct {
 	br *bufio.Reader
-	// sq is the squeezer br reads from while it is the Scanner's
-	// synchronous reader (nil once a goroutine reads, and for the chunk
-	// scanners): its sawNUL spares physical a NUL search per line.
+	// sq is the squeezer every byte br reads passes through (readThrough),
+	// nil once a goroutine reads: its sawNUL spares physical a NUL search
+	// per line.
 	sq   *holeSqueezer
 	p    parser
 	q    []*Crash
@@ -119,6 +119,13 @@ func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 	s := &Scanner{br: bufio.NewReaderSize(sq, 256<<10), sq: sq, cr: cr}
 	s.p.init(opts)
 	return s
+}
+
+// readThrough makes s read r, whose bytes all pass through sq (r is sq,
+// or a squeezed reader around it), from its start.
+func (s *Scanner) readThrough(r io.Reader, sq *holeSqueezer) {
+	s.br.Reset(r)
+	s.sq = sq
 }
 
 // neverBlocks says whether r is a reader known never to wait for input
