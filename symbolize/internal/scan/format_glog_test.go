@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,51 @@ func TestGlogRawCheckInterleaved(t *testing.T) {
 	alone := parseText(t, raw+frames)
 	require.Len(t, alone, 1, "the RAW line alone starts the incident, as before")
 	assert.Contains(t, alone[0].Message, "RAW: Check")
+}
+
+// TestGlogTwinFatal: two threads failing at once print their FATAL lines
+// (and StarRocks its preamble) once each before the one abort dump: one
+// death, one incident. A FATAL line of the same thread, one seconds
+// later, or one after the first check's frames is another crash.
+func TestGlogTwinFatal(t *testing.T) {
+	const a = "F20260130 11:08:08.581553 140153981888064 sum.h:60] Check failed: columns[0]->is_numeric() || columns[0]->is_decimal() \n"
+	const b = "F20260130 11:08:08.582600 140154763994688 sum.h:60] Check failed: columns[0]->is_numeric() || columns[0]->is_decimal() \n"
+	const preamble = "3.3.5 RELEASE (build 6e8b90d distro ubuntu arch x86_64)\n" +
+		"query_id:019c0e96-c78f-7969-aa4b-9e3a6e10bd77, fragment_instance:019c0e96-c78f-7969-aa4b-9e3a6e10bd79, plan_node_id:6\n"
+	const abort = "*** Aborted at 1769771288 (unix time) try \"date -d @1769771288\" if you are using GNU date ***\n" +
+		"PC: @     0x7f5e9b6b2387 __GI_raise\n" +
+		"*** SIGABRT (@0x3e80002848e) received by PID 165006 (TID 0x7f77a6ffd700) LWP(166298) from PID 165006; stack trace: ***\n" +
+		"    @     0x7f5e9b6b2387 __GI_raise\n" +
+		"    @     0x7f5e9b6b3a78 __GI_abort\n" +
+		"    @         0x2743bd8a google::LogMessage::Fail()\n" +
+		"    @         0x1e8a3f0c starrocks::SumAggregateFunction::update()\n" +
+		"    @         0x1d8c7e21 starrocks::pipeline::PipelineDriver::process()\n"
+	cs := parseText(t, a+b+preamble+preamble+abort)
+	require.Len(t, cs, 1, "one death")
+	c := cs[0]
+	assert.Equal(t, "columns[0]->is_numeric() || columns[0]->is_decimal()", c.CheckExpr)
+	assert.Equal(t, "019c0e96-c78f-7969-aa4b-9e3a6e10bd77", c.QueryID)
+	assert.Equal(t, "SIGABRT", c.Signal)
+	var inter []int
+	for _, e := range c.Events {
+		if e.Kind == "interleaved" {
+			inter = append(inter, e.Line)
+		}
+	}
+	assert.Equal(t, []int{2, 5, 6}, inter, "the second thread's FATAL line and its copy of the preamble")
+
+	// the same thread prints one FATAL line: a second one is another crash
+	same := strings.Replace(b, "140154763994688", "140153981888064", 1)
+	assert.Len(t, parseText(t, a+same), 2)
+	// seconds apart: another crash
+	later := strings.Replace(b, "11:08:08", "11:08:11", 1)
+	assert.Len(t, parseText(t, a+later), 2)
+	// after the first check's frames: another crash
+	frames := "*** Check failure stack trace: ***\n" +
+		"    @         0x2743bd8a google::LogMessage::Fail()\n" +
+		"    @         0x1e8a3f0c starrocks::SumAggregateFunction::update()\n"
+	assert.Len(t, parseText(t, a+frames+b), 2)
+	// a different preamble is another crash's
+	other := strings.Replace(preamble, "bd77", "bd78", 2)
+	assert.Len(t, parseText(t, a+preamble+other+abort), 2)
 }

@@ -123,7 +123,8 @@ func TestStarRocksPreambleOnly(t *testing.T) {
 // A preamble followed by a dump that starts an incident of its own (a gdb
 // session, a sanitizer report) is that dump's preamble: one incident
 // carrying the ids, trackers and file line, starting at the preamble. Two
-// preambles in a row stay two incidents.
+// preambles in a row stay two incidents unless they name the same
+// non-zero fragment instance (twinPreamble).
 func TestStarRocksPreambleBeforeOtherDump(t *testing.T) {
 	pre := "query_id:5bd62a8e-59dd-11ed-9b45-5254007b45e6, fragment_instance:5bd62a8e-59dd-11ed-9b45-5254007b45e7\n" +
 		"Load file path: hdfs://nn:9000/user/x/part-0.orc\n" +
@@ -159,6 +160,11 @@ func TestStarRocksPreambleBeforeOtherDump(t *testing.T) {
 		}
 		assert.Equal(t, 1, files, name)
 	}
-	two := parseText(t, pre+pre)
-	assert.Len(t, two, 2, "a second query_id line is the next crash's preamble")
+	two := parseText(t, pre+strings.Replace(pre, "45e7", "45e8", 1))
+	assert.Len(t, two, 2, "a query_id line of another fragment instance is the next crash's preamble")
+	twin := parseText(t, pre+pre)
+	require.Len(t, twin, 1, "the same fragment instance's preamble twice: two threads of one death")
+	assert.Equal(t, "5bd62a8e-59dd-11ed-9b45-5254007b45e7", twin[0].FragmentID)
+	zero := "query_id:00000000-0000-0000-0000-000000000000, fragment_instance:00000000-0000-0000-0000-000000000000\n"
+	assert.Len(t, parseText(t, zero+zero), 2, "all-zero ids say nothing about one death")
 }

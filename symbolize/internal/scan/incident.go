@@ -69,6 +69,7 @@ type incident struct {
 	twinAborted                 bool       // two `Aborted at` lines in a row: two dumps interleaved (format_glog.go glogPCNext)
 	cutBy                       string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
 	fatalAt                     glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
+	fatalTID                    string     // its thread field, as printed
 	framePrefixed               bool       // the last frame line carried a paste prefix
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
@@ -207,6 +208,12 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		in.c.Corrupted = true
 		in.c.CorruptedReason = fmt.Sprintf("incident longer than %d lines: cut", p.opts.MaxIncidentLines)
 		p.closeCurrent()
+		return true
+	}
+	if in.twinPreamble(k, m) {
+		// A second crashing thread's copy of the preamble the incident
+		// already holds: the same death (one crash, one incident).
+		in.event(ln, "interleaved", ln.text)
 		return true
 	}
 	if in.closedBy(k) {
@@ -371,11 +378,19 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			in.event(ln, "interleaved", text)
 			return true
 		}
+		if in.twinFatal(m) {
+			// Another thread's FATAL line in the same second, before any
+			// frame or signal dump of this one: both threads failed at
+			// once and the first to reach glog's fatal path dies for
+			// both (one death, one incident).
+			in.event(ln, "interleaved", text)
+			return true
+		}
 		if in.hasSig || c.Message != "" || in.isThreadDump() || in.hasFrames() {
 			return false // a FATAL line comes before its frames
 		}
 		in.fatal(m[1])
-		in.fatalAt = parseGlogTime(m[0])
+		in.fatalAt, in.fatalTID = parseGlogTime(m[0]), m[2]
 		if tid, err := strconv.ParseInt(m[2], 10, 64); err == nil && tid > 0 && tid <= maxKernelTID {
 			c.TID = tid // glog ≤ 0.6 prints the kernel TID; 0.7 a pthread_t
 		}

@@ -405,3 +405,56 @@ func (in *incident) hasFormat(f string) bool {
 }
 
 func (in *incident) isThreadDump() bool { return in.c.Kind == KindThreadDump }
+
+// twinPreamble reports whether a StarRocks preamble line (the build line,
+// the query_id line) repeats the values of the one the incident holds
+// while no signal dump and no frame has followed: dump_trace_info prints
+// the preamble once per crashing thread, so two threads failing at once
+// print it twice before the one `Aborted at` (testdata/defects/starrocks/
+// clone-expr-nullable-sum-check-non-numeric-column.txt). A fragment
+// instance id is unique to one execution (a retried query gets new ids),
+// so the same non-zero ids twice are one death; other ids, or all-zero
+// ones, start the next crash's preamble.
+func (in *incident) twinPreamble(k lineKind, m []string) bool {
+	c := in.c
+	if in.hasSig || in.hasFrames() || c.Product != ProductStarRocks || !nonZeroID(c.QueryID) {
+		// All-zero ids (no task attached) are the same for any two
+		// crashes of background threads: they say nothing about one death.
+		return false
+	}
+	switch k {
+	case kVersion:
+		return len(m) > 3 && c.Version != "" && c.Version == m[1] && c.BuildType == m[2] && c.Build == firstField(m[3])
+	case kSRQuery:
+		if len(m) < 3 || c.QueryID == "" || c.QueryID != m[1] || c.FragmentID != m[2] {
+			return false
+		}
+		return len(m) < 4 || c.PlanNodeID == m[3]
+	}
+	return false
+}
+
+// nonZeroID reports whether an id has a hex digit other than 0.
+func nonZeroID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if b := id[i]; b != '0' && b != '-' {
+			return true
+		}
+	}
+	return false
+}
+
+// twinFatal reports whether a glog FATAL line (m from classify: the line,
+// its message, its thread) is another thread's, printed in the same or
+// the next second as the check failure the incident holds, before any of
+// its frames or its signal dump.
+func (in *incident) twinFatal(m []string) bool {
+	c := in.c
+	if c.Kind != KindCheck || c.Message == "" || in.hasSig || in.hasFrames() || !in.fatalAt.ok || len(m) < 3 {
+		return false
+	}
+	if m[2] == in.fatalTID {
+		return false // one thread dies once: its next FATAL is another crash
+	}
+	return in.fatalAt.sameMoment(parseGlogTime(m[0]))
+}

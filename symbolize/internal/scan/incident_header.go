@@ -405,6 +405,16 @@ func parseGlogTime(s string) glogTime {
 	return t
 }
 
+// sameMoment reports whether two glog times are the same second or one
+// second apart (two threads' FATAL lines of one death).
+func (t glogTime) sameMoment(u glogTime) bool {
+	if !t.ok || !u.ok || t.year != u.year || t.month != u.month || t.day != u.day {
+		return false
+	}
+	d := (t.hour*60+t.min)*60 + t.second - ((u.hour*60+u.min)*60 + u.second)
+	return d >= -1 && d <= 1
+}
+
 // near reports whether an abort at (UTC, whole seconds) can follow the
 // FATAL line printed at local time t: at most two minutes later, in a
 // zone a whole number of quarter hours away from UTC, at most 14 hours.
