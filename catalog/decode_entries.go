@@ -65,6 +65,13 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "file_line %q: want hive or load", q)
 				}
 			}
+		case "task_label":
+			r.TaskLabel = d.strs(v, f)
+			for i, q := range r.TaskLabel {
+				if q != TaskLabelQuery && q != TaskLabelLoad {
+					d.errf(v.Content[i], fmt.Sprintf("%s[%d]", f, i), ErrInvalid, "task_label %q: want query or load", q)
+				}
+			}
 		case "freed_by":
 			r.FreedBy = d.globs(v, f)
 		case "log_context":
@@ -99,7 +106,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, freed_by, log_context, sanitizer_bug, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, task_label, freed_by, log_context, sanitizer_bug, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {

@@ -152,6 +152,71 @@ func fileLine(crash *symbolize.Crash) (kind, text string) {
 	return "", ""
 }
 
+// The kinds of Doris memory tracker task label (PathRule.TaskLabel).
+const (
+	TaskLabelQuery = "query" // `Query#Id=<id>`: a SELECT's query tracker
+	TaskLabelLoad  = "load"  // `Load#Id=<id>`: a load's or INSERT's tracker
+)
+
+// taskLabel returns the kind and text of the first Doris task memory
+// tracker label in the crash's message, preferring the thread's own tracker
+// (`thread mem tracker label: Load#Id=…`) to an attached one, or "" when
+// the message names none. QueryContext (be/src/runtime/query_context.cpp)
+// names the tracker of a TQueryType::SELECT fragment `Query#Id=<id>` and of
+// a TQueryType::LOAD one (stream, broker, routine load, INSERT) `Load#Id=<id>`;
+// the orphan-tracker and allocator checks print it in their FATAL message.
+func taskLabel(crash *symbolize.Crash) (kind, text string) {
+	msg := crash.Message
+	if len(msg) < 10 || !strings.Contains(msg, "#Id=") {
+		return "", ""
+	}
+	if i := strings.Index(msg, "thread mem tracker label: "); i >= 0 {
+		if k, t := taskLabelAt(msg[i+len("thread mem tracker label: "):]); k != "" {
+			return k, t
+		}
+	}
+	for rest := msg; ; {
+		i := strings.Index(rest, "#Id=")
+		if i < 0 {
+			return "", ""
+		}
+		j := i
+		for j > 0 && isLabelByte(rest[j-1]) {
+			j--
+		}
+		if k, t := taskLabelAt(rest[j:]); k != "" {
+			return k, t
+		}
+		rest = rest[i+len("#Id="):]
+	}
+}
+
+// taskLabelAt reads a task label at the start of s.
+func taskLabelAt(s string) (kind, text string) {
+	switch {
+	case strings.HasPrefix(s, "Query#Id="):
+		kind = TaskLabelQuery
+	case strings.HasPrefix(s, "Load#Id="):
+		kind = TaskLabelLoad
+	default:
+		return "", ""
+	}
+	end := strings.IndexByte(s, '=') + 1
+	for end < len(s) && (isHexByte(s[end]) || s[end] == '-') {
+		end++
+	}
+	if end == strings.IndexByte(s, '=')+1 {
+		return "", "" // no id after the label
+	}
+	return kind, s[:end]
+}
+
+func isLabelByte(b byte) bool { return b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' }
+
+func isHexByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F'
+}
+
 // tabletIDState classifies the Doris `*** tablet id: <n> ***` header field.
 func tabletIDState(crash *symbolize.Crash) string {
 	t := strings.TrimSpace(crash.TabletID)

@@ -81,6 +81,14 @@ type PathRule struct {
 	// external-table scan) or `Load file path: …` (a load's file scan); see
 	// symbolize.EventHiveFile. A condition on any rule, like QueryID.
 	FileLine []string `json:"file_line,omitempty"`
+	// TaskLabel lists the kinds of Doris memory tracker task label (query,
+	// load) under which the rule holds: a FATAL message that names the
+	// thread's tracker (`thread mem tracker label: Load#Id=…`, the orphan
+	// and allocator checks of thread_context.h and allocator.cpp) says which
+	// task the thread was attached to; QueryContext labels a SELECT
+	// `Query#Id=<id>` and a load or INSERT `Load#Id=<id>`. A condition on any
+	// rule, like QueryID; with Frames ["*"] the rule's evidence.
+	TaskLabel []string `json:"task_label,omitempty"`
 	// FreedBy are globs on the normalized frames of a sanitizer report's
 	// freed-by stacks (`freed by thread T1 here:`): the rule holds only when
 	// one of them matches (a use-after-free of memory that process teardown

@@ -12,17 +12,17 @@ import (
 
 // Query id bits of compiledRule.queryID.
 const (
-	qPresent uint8 = 1 << iota
+	qPresent uint16 = 1 << iota
 	qZero
 	qAbsent
 )
 
 // tabletIDBit is the tablet id state's bit, above the query id bits.
-func tabletIDBit(state string) uint8 { return queryIDBit(state) << 3 }
+func tabletIDBit(state string) uint16 { return queryIDBit(state) << 3 }
 
 // fileLineBit is the StarRocks preamble file line's bit, above the tablet
 // id bits (0 for no line).
-func fileLineBit(kind string) uint8 {
+func fileLineBit(kind string) uint16 {
 	switch kind {
 	case FileLineHive:
 		return 1 << 6
@@ -32,21 +32,34 @@ func fileLineBit(kind string) uint8 {
 	return 0
 }
 
-// idBits are the crash's query id and tablet id states and its file line
-// kind as one bit set.
-func idBits(crash *symbolize.Crash) uint8 {
+// taskLabelBit is the Doris memory tracker task label's bit, above the file
+// line bits (0 for no label).
+func taskLabelBit(kind string) uint16 {
+	switch kind {
+	case TaskLabelQuery:
+		return 1 << 8
+	case TaskLabelLoad:
+		return 1 << 9
+	}
+	return 0
+}
+
+// idBits are the crash's query id and tablet id states, its file line kind
+// and its task label kind as one bit set.
+func idBits(crash *symbolize.Crash) uint16 {
 	kind, _ := fileLine(crash)
-	return queryIDBit(queryIDState(crash)) | tabletIDBit(tabletIDState(crash)) | fileLineBit(kind)
+	task, _ := taskLabel(crash)
+	return queryIDBit(queryIDState(crash)) | tabletIDBit(tabletIDState(crash)) | fileLineBit(kind) | taskLabelBit(task)
 }
 
-// idsHold reports whether the rule's query id, tablet id and file line
-// conditions hold for the crash's id bits.
-func (cr *compiledRule) idsHold(bits uint8) bool {
+// idsHold reports whether the rule's query id, tablet id, file line and
+// task label conditions hold for the crash's id bits.
+func (cr *compiledRule) idsHold(bits uint16) bool {
 	return (cr.queryID == 0 || cr.queryID&bits != 0) && (cr.tabletID == 0 || cr.tabletID&bits != 0) &&
-		(cr.fileLine == 0 || cr.fileLine&bits != 0)
+		(cr.fileLine == 0 || cr.fileLine&bits != 0) && (cr.taskLabel == 0 || cr.taskLabel&bits != 0)
 }
 
-func queryIDBit(state string) uint8 {
+func queryIDBit(state string) uint16 {
 	switch state {
 	case QueryIDPresent:
 		return qPresent
@@ -77,6 +90,9 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 	}
 	for _, q := range r.FileLine {
 		cr.fileLine |= fileLineBit(q)
+	}
+	for _, q := range r.TaskLabel {
+		cr.taskLabel |= taskLabelBit(q)
 	}
 	for _, t := range r.Threads {
 		if g, err := compileGlob(t); err == nil {
@@ -142,7 +158,7 @@ type ruleHold struct {
 
 // ruleHolds returns the innermost frame at which rule i holds, with the
 // evidence that made it hold, or at = -1.
-func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint8) ruleHold {
+func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint16) ruleHold {
 	cr := &c.crules[i]
 	if !cr.idsHold(qstate) {
 		return ruleHold{at: -1}
@@ -346,7 +362,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// last lifecycle log line) are evidence of their own: a header- or
 		// preamble-only text, or one cut at the signal handler, has no frame
 		// after the mechanism for the rule to hold at (noFrame).
-		if !held && (cr.fileLine != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+		if !held && (cr.fileLine != 0 || cr.taskLabel != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
 			prev := best
 			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
 			if best == ri && prev != ri {
@@ -440,6 +456,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			_, line := fileLine(crash)
 			b.WriteString(" and the crash preamble's file line ")
 			b.WriteString(strconv.Quote(line))
+		}
+		if c.crules[best].taskLabel != 0 {
+			_, label := taskLabel(crash)
+			b.WriteString(" and the message's memory tracker task label ")
+			b.WriteString(strconv.Quote(label))
 		}
 		b.WriteString(" (weight ")
 		b.WriteString(strconv.FormatFloat(bestW, 'f', 2, 64))
