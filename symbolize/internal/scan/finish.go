@@ -256,8 +256,9 @@ func (in *incident) decideProduct(p *parser) {
 }
 
 // ProductFromFrames decides the product of a crash from its evidence when
-// nothing stated it: namespaces of frames (`doris::`, `starrocks::`, Java
-// packages) and module names (`doris_be`, `palo_be`, `starrocks_be`), then
+// nothing stated it: namespaces of frames (`doris::`, `starrocks::` and
+// the StarRocks-only libraries `starcache::`, `staros::`, Java packages)
+// and module names (`doris_be`, `palo_be`, `starrocks_be`), then
 // event texts. Unknown when neither wins.
 func ProductFromFrames(c *Crash) Product {
 	doris, sr := 0, 0
@@ -268,7 +269,11 @@ func ProductFromFrames(c *Crash) Product {
 			switch {
 			case strings.Contains(n, "doris::"), strings.Contains(n, "palo::"), strings.Contains(n, "org.apache.doris"):
 				doris++
-			case strings.Contains(n, "starrocks::"), strings.Contains(n, "com.starrocks"):
+			case strings.Contains(n, "starrocks::"), strings.Contains(n, "com.starrocks"),
+				strings.HasPrefix(n, "starcache::"), strings.HasPrefix(n, "staros::"):
+				// StarCache (the data cache library, `starcache::` before it
+				// moved under starrocks::) and StarOS/starlet (shared-data)
+				// are linked into starrocks_be only.
 				sr++
 			}
 			switch {

@@ -97,3 +97,29 @@ func TestHeaderlessFragmentLookAlikes(t *testing.T) {
 		assert.Empty(t, parseText(t, text), "%q", text)
 	}
 }
+
+// TestProductFromFrames: frames name the product when nothing stated it,
+// including the libraries only one product links (StarCache and StarOS
+// are StarRocks').
+func TestProductFromFrames(t *testing.T) {
+	mk := func(names ...string) *Crash {
+		th := Thread{Crashed: true}
+		for _, n := range names {
+			th.Frames = append(th.Frames, Frame{Function: n})
+		}
+		return &Crash{Threads: []Thread{th}}
+	}
+	for _, tc := range []struct {
+		names []string
+		want  Product
+	}{
+		{[]string{"rocksdb::port::Mutex::Lock()", "starcache::RocksDBKV::shutdown()", "starcache::StarCache::~StarCache()"}, ProductStarRocks},
+		{[]string{"staros::starlet::Starlet::heartbeat()"}, ProductStarRocks},
+		{[]string{"starrocks::starcache::StarCache::~StarCache()"}, ProductStarRocks},
+		{[]string{"doris::StorageEngine::stop()", "rocksdb::DBImpl::Close()"}, ProductDoris},
+		{[]string{"rocksdb::DBImpl::CloseHelper()", "rocksdb::DBImpl::Close()"}, ProductUnknown},
+		{[]string{"mystarcache::Get()"}, ProductUnknown},
+	} {
+		assert.Equal(t, tc.want, ProductFromFrames(mk(tc.names...)), "%v", tc.names)
+	}
+}

@@ -426,3 +426,19 @@ func TestParallelConstantMemory(t *testing.T) {
 	assert.Less(t, stats.ContinuedLines, lines/4, "lines the in-order scan read itself")
 	assert.Greater(t, stats.Reused, n/2, "incidents taken from the workers")
 }
+
+// TestParallelTwinFatal: two threads' FATAL lines and preambles of one
+// death (twinFatal, twinPreamble) give one incident with chunk borders
+// anywhere in them, as in the single pass.
+func TestParallelTwinFatal(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "defects", "starrocks", "clone-expr-nullable-sum-check-non-numeric-column.txt"))
+	require.NoError(t, err)
+	data := append([]byte(strings.Repeat("I20260130 11:08:07.000001 140153981888064 daemon.cpp:312] ordinary line\n", 40)), b...)
+	opts := ScanOptions{MaxLineBytes: 4096}
+	want := sequentialJSON(t, data, opts)
+	require.Len(t, want, 1, "one death")
+	for chunk := int64(16); chunk < int64(len(data)); chunk += 53 {
+		got := parallelJSON(t, data, opts, ParallelOptions{Workers: 2, ChunkBytes: chunk})
+		require.Equal(t, want, got, "chunk %d", chunk)
+	}
+}
