@@ -89,7 +89,10 @@ func TestRunJobsSameSequence(t *testing.T) {
 	ctx := context.Background()
 	paths := parallelInputs(t, 40)
 	want := runTranscript(t, newPipeline(t, Options{}).Run(ctx, nil, paths...))
-	require.Greater(t, len(want), 40)
+	// About 40 crash texts are drawn at random from the corpus (0 to 2
+	// per file), and a text yields 0 to a few incidents: the exact count
+	// moves with the corpus; half of it is a transcript worth comparing.
+	require.Greater(t, len(want), 20)
 	assert.Contains(t, strings.Join(want, "\n"), "junk.out: skipped")
 	assert.Contains(t, strings.Join(want, "\n"), "missing.out")
 	for _, jobs := range []int{2, 3, 8} {
