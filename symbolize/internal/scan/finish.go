@@ -146,7 +146,7 @@ func (in *incident) chooseThreads(p *parser) {
 	}
 	var best *stack
 	for _, s := range in.stacks {
-		if s.origin == "F6-aux" || s.origin == "api" {
+		if s.origin == "F6-aux" || s.origin == "api" || s.origin == twinStack {
 			continue
 		}
 		if best == nil || better(s, best) {
@@ -184,14 +184,15 @@ func (in *incident) chooseThreads(p *parser) {
 		}
 		c.Threads = append(c.Threads, th)
 		for _, s := range in.stacks {
-			if s != best && s.origin != "F6-aux" && len(s.th.Frames) > 0 {
+			if s != best && s.origin != "F6-aux" && s.origin != twinStack && len(s.th.Frames) > 0 {
 				in.note("%s stack (%d frames) of the same thread set aside for the %s stack", s.origin, len(s.th.Frames), best.origin)
 			}
 		}
 	}
-	// Sanitizer auxiliary stacks (freed by, allocated by, created by).
+	// Sanitizer auxiliary stacks (freed by, allocated by, created by) and
+	// a second failing thread's check-failure stack.
 	for _, s := range in.stacks {
-		if s.origin == "F6-aux" && len(s.th.Frames) > 0 && len(c.Threads) < p.opts.MaxThreads {
+		if (s.origin == "F6-aux" || s.origin == twinStack) && len(s.th.Frames) > 0 && len(c.Threads) < p.opts.MaxThreads {
 			th := s.th
 			th.Crashed = false
 			c.Threads = append(c.Threads, th)

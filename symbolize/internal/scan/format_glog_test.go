@@ -66,7 +66,7 @@ func TestGlogRawCheckInterleaved(t *testing.T) {
 // TestGlogTwinFatal: two threads failing at once print their FATAL lines
 // (and StarRocks its preamble) once each before the one abort dump: one
 // death, one incident. A FATAL line of the same thread, one seconds
-// later, or one after the first check's frames is another crash.
+// later, or one after the signal dump is another crash.
 func TestGlogTwinFatal(t *testing.T) {
 	const a = "F20260130 11:08:08.581553 140153981888064 sum.h:60] Check failed: columns[0]->is_numeric() || columns[0]->is_decimal() \n"
 	const b = "F20260130 11:08:08.582600 140154763994688 sum.h:60] Check failed: columns[0]->is_numeric() || columns[0]->is_decimal() \n"
@@ -100,11 +100,41 @@ func TestGlogTwinFatal(t *testing.T) {
 	// seconds apart: another crash
 	later := strings.Replace(b, "11:08:08", "11:08:11", 1)
 	assert.Len(t, parseText(t, a+later), 2)
-	// after the first check's frames: another crash
+	// after the first check's stack, before the signal dump: the second
+	// thread's FATAL line, check header and frames join the incident as a
+	// thread that is not the crashing one
 	frames := "*** Check failure stack trace: ***\n" +
 		"    @         0x2743bd8a google::LogMessage::Fail()\n" +
 		"    @         0x1e8a3f0c starrocks::SumAggregateFunction::update()\n"
-	assert.Len(t, parseText(t, a+frames+b), 2)
+	framesB := "*** Check failure stack trace: ***\n" +
+		"    @         0x2743bd8a google::LogMessage::Fail()\n" +
+		"    @         0x1e8a4444 starrocks::SumAggregateFunction::merge()\n"
+	late := parseText(t, a+frames+b)
+	require.Len(t, late, 1)
+	assert.Len(t, late[0].Threads, 1)
+	both := parseText(t, a+frames+b+framesB+abort)
+	require.Len(t, both, 1, "one death")
+	require.Len(t, both[0].Threads, 2)
+	var twin *Thread
+	for i := range both[0].Threads {
+		if !both[0].Threads[i].Crashed {
+			twin = &both[0].Threads[i]
+		}
+	}
+	require.NotNil(t, twin)
+	assert.Equal(t, int64(140154763994688), twin.ID)
+	assert.Equal(t, "starrocks::SumAggregateFunction::merge()", twin.Frames[1].Function)
+	assert.Contains(t, both[0].CrashingThread().Frames[len(both[0].CrashingThread().Frames)-1].Function, "PipelineDriver", "the abort dump's thread crashed")
+	// the abort dump of the second thread is the same death too
+	abortB := strings.Replace(abort, "starrocks::SumAggregateFunction::update()", "starrocks::SumAggregateFunction::merge()", 1)
+	bothB := parseText(t, a+frames+b+framesB+abortB)
+	require.Len(t, bothB, 1, "one death, the second thread aborted")
+	assert.Len(t, bothB[0].Threads, 2)
+	// a third thread's FATAL line after the second's stack is another crash
+	c3 := strings.Replace(b, "140154763994688", "140154000000001", 1)
+	assert.Len(t, parseText(t, a+frames+b+framesB+c3), 2)
+	// after the signal dump: another crash
+	assert.Len(t, parseText(t, a+frames+abort+b), 2)
 	// a different preamble is another crash's
 	other := strings.Replace(preamble, "bd77", "bd78", 2)
 	assert.Len(t, parseText(t, a+preamble+other+abort), 2)

@@ -70,6 +70,7 @@ type incident struct {
 	cutBy                       string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
 	fatalAt                     glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
 	fatalTID                    string     // its thread field, as printed
+	twinTID                     string     // a second failing thread's, read after the first's stack (twinFatal)
 	framePrefixed               bool       // the last frame line carried a paste prefix
 	abort                       *abortMark // where the dump after an abort cause began
 	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
@@ -379,11 +380,14 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			return true
 		}
 		if in.twinFatal(m) {
-			// Another thread's FATAL line in the same second, before any
-			// frame or signal dump of this one: both threads failed at
-			// once and the first to reach glog's fatal path dies for
-			// both (one death, one incident).
+			// Another thread's FATAL line in the same second, before the
+			// signal dump of this one: both threads failed at once and
+			// the first to reach glog's fatal path dies for both (one
+			// death, one incident).
 			in.event(ln, "interleaved", text)
+			if in.hasFrames() {
+				in.twinTID = m[2]
+			}
 			return true
 		}
 		if in.hasSig || c.Message != "" || in.isThreadDump() || in.hasFrames() {
@@ -404,6 +408,15 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 				return true
 			}
 			return false
+		}
+		if in.twinTID != "" && !in.opened(twinStack) {
+			// The second failing thread's stack (twinFatal): a thread of
+			// this incident, not its crashing one.
+			s := in.newStack(twinStack, 0)
+			s.th.ID, _ = strconv.ParseInt(in.twinTID, 10, 64)
+			in.sec = secCheck
+			in.event(ln, "interleaved", text)
+			return true
 		}
 		if in.isThreadDump() || in.hasStack("F3") {
 			return false // a second check failure

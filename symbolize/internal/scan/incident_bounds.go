@@ -50,8 +50,8 @@ func (in *incident) abortStackConflict() bool {
 	}
 	cause := map[string]bool{}
 	for _, s := range in.stacks[:m.stacks] {
-		if s.origin != "F3" && s.origin != "F6" {
-			continue
+		if s.origin != "F3" && s.origin != "F6" && s.origin != twinStack {
+			continue // the abort dump may be either failing thread's
 		}
 		for i := range s.th.Frames {
 			if k := comparableName(&s.th.Frames[i]); k != "" {
@@ -446,11 +446,19 @@ func nonZeroID(id string) bool {
 
 // twinFatal reports whether a glog FATAL line (m from classify: the line,
 // its message, its thread) is another thread's, printed in the same or
-// the next second as the check failure the incident holds, before any of
-// its frames or its signal dump.
+// the next second as the check failure the incident holds, before its
+// signal dump: before any frame, or after the check failure's own stack
+// (then the second thread's `Check failure stack trace` and frames that
+// may follow are read into a stack of its own, twinStack).
 func (in *incident) twinFatal(m []string) bool {
 	c := in.c
-	if c.Kind != KindCheck || c.Message == "" || in.hasSig || in.hasFrames() || !in.fatalAt.ok || len(m) < 3 {
+	if c.Kind != KindCheck || c.Message == "" || in.hasSig || !in.fatalAt.ok || len(m) < 3 {
+		return false
+	}
+	if in.hasFrames() && (!in.hasStack("F3") || in.opened(twinStack)) {
+		// After frames only the check failure's own stack may have been
+		// read (the second thread prints its FATAL line while the first
+		// prints its stack), and one second thread is read at most.
 		return false
 	}
 	if m[2] == in.fatalTID {
@@ -458,3 +466,7 @@ func (in *incident) twinFatal(m []string) bool {
 	}
 	return in.fatalAt.sameMoment(parseGlogTime(m[0]))
 }
+
+// twinStack is the origin of a second failing thread's check-failure
+// stack: kept as a thread of the incident that is not the crashing one.
+const twinStack = "F3-twin"

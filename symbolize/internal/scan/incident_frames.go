@@ -390,7 +390,7 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 	case secDone:
 		return false
 	case secCheck:
-		if in.cur == nil || in.cur.origin != "F3" {
+		if in.cur == nil || in.cur.origin != "F3" && in.cur.origin != twinStack {
 			in.newStack("F3", 2)
 		}
 	case secGlog:
