@@ -105,8 +105,12 @@ func FuzzScan(f *testing.F) {
 				// A line prefix the scanner learned from the lines before
 				// the span (README, "Log scanning": the prefix learner)
 				// is part of what the span means: read it from the input's
-				// start (FUZZING.md, crasher d1bb2ba1ccb2cbf7).
-				lead := bytes.Join(lines[:c.EndLine], []byte("\n"))
+				// start (FUZZING.md, crasher d1bb2ba1ccb2cbf7). A dump
+				// header after a prefix on the line right after the span
+				// teaches the prefix too, and the line before is read
+				// again without it (reprocessPrev): read that line as well
+				// (crasher 685bf3e931a45421).
+				lead := bytes.Join(lines[:min(nlines, c.EndLine+1)], []byte("\n"))
 				withLead, err := ParseAll(context.Background(), bytes.NewReader(lead), ScanOptions{MaxLineBytes: 4096})
 				if err != nil {
 					t.Fatal(err)
