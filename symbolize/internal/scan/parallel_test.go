@@ -433,12 +433,23 @@ func TestParallelConstantMemory(t *testing.T) {
 func TestParallelTwinFatal(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "defects", "starrocks", "clone-expr-nullable-sum-check-non-numeric-column.txt"))
 	require.NoError(t, err)
-	data := append([]byte(strings.Repeat("I20260130 11:08:07.000001 140153981888064 daemon.cpp:312] ordinary line\n", 40)), b...)
-	opts := ScanOptions{MaxLineBytes: 4096}
-	want := sequentialJSON(t, data, opts)
-	require.Len(t, want, 1, "one death")
-	for chunk := int64(16); chunk < int64(len(data)); chunk += 53 {
-		got := parallelJSON(t, data, opts, ParallelOptions{Workers: 2, ChunkBytes: chunk})
-		require.Equal(t, want, got, "chunk %d", chunk)
+	// and two threads' FATAL lines and check-failure stacks, one after the other
+	late := "F20260130 11:08:08.581553 140153981888064 sum.h:60] Check failed: x\n" +
+		"*** Check failure stack trace: ***\n    @     0x2743bd8a google::LogMessage::Fail()\n    @     0x1e8a3f0c starrocks::SumAggregateFunction::update()\n" +
+		"F20260130 11:08:08.582600 140154763994688 sum.h:60] Check failed: x\n" +
+		"*** Check failure stack trace: ***\n    @     0x2743bd8a google::LogMessage::Fail()\n    @     0x1e8a4444 starrocks::SumAggregateFunction::merge()\n" +
+		"*** Aborted at 1769771288 (unix time) try \"date -d @1769771288\" if you are using GNU date ***\n" +
+		"*** SIGABRT (@0x3e80002848e) received by PID 165006 (TID 0x7f77a6ffd700) LWP(166298) from PID 165006; stack trace: ***\n" +
+		"    @     0x7f5e9b6b2387 __GI_raise\n    @         0x1e8a4444 starrocks::SumAggregateFunction::merge()\n"
+	filler := []byte(strings.Repeat("I20260130 11:08:07.000001 140153981888064 daemon.cpp:312] ordinary line\n", 40))
+	for _, text := range [][]byte{b, []byte(late)} {
+		data := append(slices.Clone(filler), text...)
+		opts := ScanOptions{MaxLineBytes: 4096}
+		want := sequentialJSON(t, data, opts)
+		require.Len(t, want, 1, "one death")
+		for chunk := int64(16); chunk < int64(len(data)); chunk += 53 {
+			got := parallelJSON(t, data, opts, ParallelOptions{Workers: 2, ChunkBytes: chunk})
+			require.Equal(t, want, got, "chunk %d", chunk)
+		}
 	}
 }
