@@ -170,8 +170,9 @@ func taskLabel(crash *symbolize.Crash) (kind, text string) {
 	if len(msg) < 10 || !strings.Contains(msg, "#Id=") {
 		return "", ""
 	}
-	if i := strings.Index(msg, "thread mem tracker label: "); i >= 0 {
-		if k, t := taskLabelAt(msg[i+len("thread mem tracker label: "):]); k != "" {
+	const own = "thread mem tracker label: "
+	if i := strings.Index(msg, own); i >= 0 {
+		if k, t := taskLabelAt(msg[i+len(own):]); k != "" {
 			return k, t
 		}
 	}
@@ -191,24 +192,29 @@ func taskLabel(crash *symbolize.Crash) (kind, text string) {
 	}
 }
 
-// taskLabelAt reads a task label at the start of s.
+// taskLabelPrefixes are the task tracker labels QueryContext makes, by
+// kind (the id follows, `<hi>-<lo>` in hex).
+var taskLabelPrefixes = [...]struct{ prefix, kind string }{
+	{"Query#Id=", TaskLabelQuery},
+	{"Load#Id=", TaskLabelLoad},
+}
+
+// taskLabelAt reads a task label with its id at the start of s.
 func taskLabelAt(s string) (kind, text string) {
-	switch {
-	case strings.HasPrefix(s, "Query#Id="):
-		kind = TaskLabelQuery
-	case strings.HasPrefix(s, "Load#Id="):
-		kind = TaskLabelLoad
-	default:
-		return "", ""
+	for _, l := range taskLabelPrefixes {
+		if !strings.HasPrefix(s, l.prefix) {
+			continue
+		}
+		end := len(l.prefix)
+		for end < len(s) && (isHexByte(s[end]) || s[end] == '-') {
+			end++
+		}
+		if end == len(l.prefix) {
+			return "", "" // no id after the label
+		}
+		return l.kind, s[:end]
 	}
-	end := strings.IndexByte(s, '=') + 1
-	for end < len(s) && (isHexByte(s[end]) || s[end] == '-') {
-		end++
-	}
-	if end == strings.IndexByte(s, '=')+1 {
-		return "", "" // no id after the label
-	}
-	return kind, s[:end]
+	return "", ""
 }
 
 func isLabelByte(b byte) bool { return b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' }

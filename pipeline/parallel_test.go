@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // corpusTexts returns the crash texts of testdata/corpus and
@@ -89,10 +91,21 @@ func TestRunJobsSameSequence(t *testing.T) {
 	ctx := context.Background()
 	paths := parallelInputs(t, 40)
 	want := runTranscript(t, newPipeline(t, Options{}).Run(ctx, nil, paths...))
-	// About 40 crash texts are drawn at random from the corpus (0 to 2
-	// per file), and a text yields 0 to a few incidents: the exact count
-	// moves with the corpus; half of it is a transcript worth comparing.
-	require.Greater(t, len(want), 20)
+	// One Result per incident the scanner finds in each file read alone,
+	// and an error line each for the skipped and the missing file.
+	incidents := 0
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue // missing.out
+		}
+		cs, err := symbolize.ParseAll(ctx, f, symbolize.ScanOptions{})
+		f.Close()
+		require.NoError(t, err)
+		incidents += len(cs)
+	}
+	require.Greater(t, incidents, 20, "the random draw holds crash texts")
+	require.Len(t, want, incidents+2)
 	assert.Contains(t, strings.Join(want, "\n"), "junk.out: skipped")
 	assert.Contains(t, strings.Join(want, "\n"), "missing.out")
 	for _, jobs := range []int{2, 3, 8} {

@@ -416,32 +416,19 @@ func (in *incident) isThreadDump() bool { return in.c.Kind == KindThreadDump }
 // so the same non-zero ids twice are one death; other ids, or all-zero
 // ones, start the next crash's preamble.
 func (in *incident) twinPreamble(k lineKind, m []string) bool {
+	if k != kVersion && k != kSRQuery {
+		return false // every line of an incident comes here: the kind first
+	}
 	c := in.c
-	if in.hasSig || in.hasFrames() || c.Product != ProductStarRocks || !nonZeroID(c.QueryID) {
+	if in.hasSig || c.Product != ProductStarRocks || strings.Trim(c.QueryID, "0-") == "" || in.hasFrames() {
 		// All-zero ids (no task attached) are the same for any two
 		// crashes of background threads: they say nothing about one death.
 		return false
 	}
-	switch k {
-	case kVersion:
+	if k == kVersion {
 		return len(m) > 3 && c.Version != "" && c.Version == m[1] && c.BuildType == m[2] && c.Build == firstField(m[3])
-	case kSRQuery:
-		if len(m) < 3 || c.QueryID == "" || c.QueryID != m[1] || c.FragmentID != m[2] {
-			return false
-		}
-		return len(m) < 4 || c.PlanNodeID == m[3]
 	}
-	return false
-}
-
-// nonZeroID reports whether an id has a hex digit other than 0.
-func nonZeroID(id string) bool {
-	for i := 0; i < len(id); i++ {
-		if b := id[i]; b != '0' && b != '-' {
-			return true
-		}
-	}
-	return false
+	return len(m) >= 3 && c.QueryID == m[1] && c.FragmentID == m[2] && (len(m) < 4 || c.PlanNodeID == m[3])
 }
 
 // twinFatal reports whether a glog FATAL line (m from classify: the line,
