@@ -201,11 +201,13 @@ func (in *incident) chooseThreads(p *parser) {
 }
 
 // better reports whether stack a is a better crashing-thread source than b:
-// sanitizer first stacks win, then the stack with more frames, then the
+// a sanitizer's first stack with frames wins (an empty one, a UBSAN
+// location or a report cut by a signal dump, does not), then the stack
+// with more frames, then the
 // higher source priority (boost dumps carry file:line).
 func better(a, b *stack) bool {
-	if (a.origin == "F6") != (b.origin == "F6") {
-		return a.origin == "F6" && len(a.th.Frames) > 0
+	if af6, bf6 := a.origin == "F6" && len(a.th.Frames) > 0, b.origin == "F6" && len(b.th.Frames) > 0; af6 != bf6 {
+		return af6
 	}
 	na, nb := len(a.th.Frames), len(b.th.Frames)
 	if na != nb {

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -435,6 +436,14 @@ func (in *incident) chooseSanitizerCrash() {
 			return // a stack, or UBSAN's `file:line:col: runtime error` location
 		}
 	}
+	if in.sanDump {
+		for _, s := range in.stacks {
+			if (s.origin == "F1" || s.origin == "F2") && len(s.th.Frames) > 0 {
+				in.note("the sanitizer report's own stack is not in the text: the signal dump's stack is the crash stack")
+				return
+			}
+		}
+	}
 	// The access stack is empty (cut) or was never seen: drop it.
 	kept := in.stacks[:0]
 	for _, s := range in.stacks {
@@ -721,6 +730,7 @@ func (in *incident) sanInterleaved(p *parser, ln lineInfo, k lineKind, m []strin
 // sanForeign counts a foreign line of a sanitizer report's window and
 // says whether the report may still go on after it.
 func (in *incident) sanForeign(ln lineInfo) bool {
+	in.sanForeignSeen = true
 	if in.sanLog == 0 {
 		in.sanLogAt = ln.no
 	}
@@ -755,4 +765,55 @@ var timestampedLogRe = mustCompile(`^(?:(?:[A-Z]{4,7}\s+)?\[?\d{4}[-/]\d{2}[-/]\
 // `==PID==…` line, a line naming a sanitizer, a shadow-byte row.
 func sanReportText(t string) bool {
 	return t != "" && (isSanitizerOnly(t) || strings.HasPrefix(t, "==") || strings.Contains(t, "Sanitizer") || sanTailLine(t))
+}
+
+// maxSanDeathGap bounds the lines between a sanitizer report's first line
+// and a signal dump that ends it (sanitizerDeath): the report's access
+// line and a dump's header lines, no more.
+const maxSanDeathGap = 12
+
+// sanitizerDeath reports whether the signal dump whose signal line is ln
+// ends the open sanitizer report rather than starting the next crash: the
+// report has printed its opening lines only (an ASAN `ERROR:` and access
+// line, a UBSAN `runtime error:` line) and no stack, nothing else was
+// printed in between, and the dump names the report's process. A
+// recoverable sanitizer (UBSAN, ASAN with halt_on_error=0) reports and
+// goes on into the fault it reported, and a report being printed when a
+// signal arrives is cut by glog's or Doris' handler, which prints the
+// dump header in the middle of it; either way one process died once (one
+// crash, one incident). The kind stays the sanitizer's, the dump adds the
+// signal, and the report's frames, when they follow the dump's header,
+// are its stack (sanitizerFramesAfterDump). An abort signal keeps the
+// abort-cause path (markAbortDump); a report with a stack, a leak report
+// and a dump of another process stay two crashes.
+func (in *incident) sanitizerDeath(ln lineInfo, m []string) bool {
+	c := in.c
+	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanForeignSeen || ln.no-c.StartLine > maxSanDeathGap {
+		return false
+	}
+	pid, _ := strconv.ParseInt(m[4], 10, 64)
+	return c.PID == 0 || pid == 0 || c.PID == pid
+}
+
+// sanitizerFramesAfterDump takes the first frame line after the signal
+// dump that ended a sanitizer report (sanitizerDeath) when it is the
+// report's own `#0 0x… in f` frame: the rest of the report continues
+// after the handler's header, so its stack is the crashing one.
+func (in *incident) sanitizerFramesAfterDump(p *parser, ln lineInfo) bool {
+	if in.cur == nil || len(in.cur.th.Frames) > 0 || in.cur.origin == "F6" {
+		return false
+	}
+	f, ok := p.parseSanitizerFrame(ln.text)
+	if !ok || f.Index != 0 {
+		return false
+	}
+	for _, s := range in.stacks {
+		if s.origin == "F6" && len(s.th.Frames) == 0 {
+			in.cur, in.lastIdx, in.blank = s, -1, false
+			in.sec = secSanitizer
+			in.addFrame(p, f, ln)
+			return true
+		}
+	}
+	return false
 }

@@ -83,6 +83,8 @@ type incident struct {
 	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
 	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
 	sanLogAt                    int        // line of the first of them
+	sanForeignSeen              bool       // a foreign line was interleaved in the sanitizer report (sanForeign)
+	sanDump                     bool       // a signal dump ended a sanitizer report before its stack (format_sanitizer.go sanitizerDeath)
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -274,6 +276,14 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		}
 		if in.hasSig || in.isThreadDump() {
 			return false
+		}
+		if in.sanitizerDeath(ln, m) { // format_sanitizer.go
+			in.note("the signal dump at line %d ends the sanitizer report begun at line %d before its stack: one death", ln.no, c.StartLine)
+			in.split, in.sanDump, in.sigLine = nil, true, ln.no
+			in.signal(p, m)
+			in.versionOnly = false
+			in.used(ln)
+			return true
 		}
 		if in.isCause() && !isAbortSignal(m[1]) {
 			// An abort cause is followed by a SIGABRT dump; any other

@@ -17,6 +17,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	}
 	switch in.sec {
 	case secNone, secHeader, secBoost, secGlog, secCheck, secCause, secDone:
+		if in.sanDump && in.sanitizerFramesAfterDump(p, ln) { // format_sanitizer.go
+			return true
+		}
 		if f, ok := p.parseBoostFrame(text); ok {
 			if in.exceptionFrame(p, f, ln) { // format_terminate.go
 				return true

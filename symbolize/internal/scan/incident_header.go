@@ -192,8 +192,10 @@ func sanitizerBug(desc string) string {
 
 // ubsanBug keeps the words of a UBSAN message before its values:
 // `signed integer overflow: 9223372036854775807 + 1 cannot …` → `signed integer overflow`.
+// A colon inside a quoted type (`member call on null pointer of type
+// 'doris::IColumn'`) is the type's scope, not the end of the words.
 func ubsanBug(msg string) string {
-	if i := strings.IndexByte(msg, ':'); i > 0 {
+	if i := strings.Index(msg, ": "); i > 0 && !strings.ContainsRune(msg[:i], '\'') {
 		return msg[:i]
 	}
 	words := strings.Fields(msg)

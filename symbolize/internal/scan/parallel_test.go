@@ -443,13 +443,19 @@ func TestParallelTwinFatal(t *testing.T) {
 		"    @     0x7f5e9b6b2387 __GI_raise\n    @         0x1e8a4444 starrocks::SumAggregateFunction::merge()\n"
 	filler := []byte(strings.Repeat("I20260130 11:08:07.000001 140153981888064 daemon.cpp:312] ordinary line\n", 40))
 	for _, text := range [][]byte{b, []byte(late)} {
-		data := append(slices.Clone(filler), text...)
-		opts := ScanOptions{MaxLineBytes: 4096}
-		want := sequentialJSON(t, data, opts)
-		require.Len(t, want, 1, "one death")
-		for chunk := int64(16); chunk < int64(len(data)); chunk += 53 {
-			got := parallelJSON(t, data, opts, ParallelOptions{Workers: 2, ChunkBytes: chunk})
-			require.Equal(t, want, got, "chunk %d", chunk)
-		}
+		requireOneDeathChunked(t, append(slices.Clone(filler), text...), 53)
+	}
+}
+
+// requireOneDeathChunked requires that data holds one incident and that
+// ScanParallel with a chunk border every step bytes finds the same.
+func requireOneDeathChunked(t *testing.T, data []byte, step int64) {
+	t.Helper()
+	opts := ScanOptions{MaxLineBytes: 4096}
+	want := sequentialJSON(t, data, opts)
+	require.Len(t, want, 1, "one death")
+	for chunk := int64(16); chunk < int64(len(data)); chunk += step {
+		got := parallelJSON(t, data, opts, ParallelOptions{Workers: 2, ChunkBytes: chunk})
+		require.Equal(t, want, got, "chunk %d", chunk)
 	}
 }
