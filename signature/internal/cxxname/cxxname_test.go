@@ -56,6 +56,9 @@ var partsCases = []struct {
 	// caller's business.
 	{"foo.isra.0", []string{"foo.isra.0"}},
 	{"memcpy@GLIBC_2.14", []string{"memcpy@GLIBC_2.14"}},
+	// A decltype return type before a template function's name.
+	{"decltype (::new ((void*)(0)) int((declval<int const&>)())) std::construct_at<int, int const&>(int*, int const&)", []string{"std", "construct_at"}},
+	{"decltype(auto) doris::Foo::bar<int>(int)", []string{"doris", "Foo", "bar"}},
 	{"", nil},
 }
 

@@ -112,6 +112,13 @@ func (t *tokenizer) run() {
 				continue
 			}
 			cur := t.cur.String()
+			if ok && cur == "decltype" && len(t.parts) == 0 {
+				// A `decltype (expr)` return type (llvm-symbolizer prints
+				// it before a template function's name): the blank after
+				// it starts the name over.
+				t.i = end
+				continue
+			}
 			if ok && isQuotedLambda(cur) {
 				t.i = end // the parameter list of 'lambda'(…)
 				continue
