@@ -60,25 +60,15 @@ const (
 
 func TestSanitizerCutBySignalDump(t *testing.T) {
 	t.Run("asan-then-glog-dump", func(t *testing.T) {
-		cs := parseString(t, sanDeathGlog)
-		require.Len(t, cs, 1, "one death")
-		c := cs[0]
-		assert.Equal(t, KindSanitizer, c.Kind)
+		c := oneSanitizerDeath(t, sanDeathGlog, "38cf52a3-8fa2-4a55-8960-bb6c79c58fb2")
 		assert.Equal(t, "heap-buffer-overflow", c.SanitizerBug)
-		assert.Equal(t, "SIGSEGV", c.Signal)
-		assert.Equal(t, "38cf52a3-8fa2-4a55-8960-bb6c79c58fb2", c.QueryID)
 		assert.False(t, c.Corrupted, c.CorruptedReason)
 		require.NotEmpty(t, c.Threads)
 		assert.Equal(t, "starrocks::ArrowListConverter::list_offsets_copy<>()", crashingNames(c)[4])
 		assert.Contains(t, strings.Join(c.Notes, "\n"), "the signal dump's stack is the crash stack")
 	})
 	t.Run("asan-frames-after-header", func(t *testing.T) {
-		cs := parseString(t, sanDeathHeader)
-		require.Len(t, cs, 1, "one death")
-		c := cs[0]
-		assert.Equal(t, KindSanitizer, c.Kind)
-		assert.Equal(t, "SIGSEGV", c.Signal)
-		assert.Equal(t, "0-0", c.QueryID)
+		c := oneSanitizerDeath(t, sanDeathHeader, "0-0")
 		assert.False(t, c.Corrupted, c.CorruptedReason)
 		names := crashingNames(c)
 		require.Len(t, names, 3, "the report's own frames are the crashing stack")
@@ -87,14 +77,9 @@ func TestSanitizerCutBySignalDump(t *testing.T) {
 		assert.Equal(t, "doris::Rowset::~Rowset()", c.Threads[1].Frames[1].Name())
 	})
 	t.Run("ubsan-then-boost-dump", func(t *testing.T) {
-		cs := parseString(t, sanDeathUBSAN)
-		require.Len(t, cs, 1, "one death")
-		c := cs[0]
-		assert.Equal(t, KindSanitizer, c.Kind)
+		c := oneSanitizerDeath(t, sanDeathUBSAN, "346501e80b2a4276-b032f92f6e9b6c3c")
 		assert.Equal(t, "member call on null pointer of type", c.SanitizerBug, "a quoted type's scope is not the end of the words")
 		assert.Equal(t, "runtime error: member call on null pointer of type 'doris::IColumn'", c.Message)
-		assert.Equal(t, "SIGSEGV", c.Signal)
-		assert.Equal(t, "346501e80b2a4276-b032f92f6e9b6c3c", c.QueryID)
 		assert.Contains(t, crashingNames(c), "doris::ParquetReader::get_next_block(doris::Block*, unsigned long*, bool*)")
 	})
 	// Two crashes still: each negative breaks one condition.
@@ -115,6 +100,19 @@ func TestSanitizerCutBySignalDump(t *testing.T) {
 			assert.Len(t, parseString(t, text), 2)
 		})
 	}
+}
+
+// oneSanitizerDeath requires that text is one incident, a sanitizer's
+// report ended by a SIGSEGV dump that names the query.
+func oneSanitizerDeath(t *testing.T, text, query string) *Crash {
+	t.Helper()
+	cs := parseString(t, text)
+	require.Len(t, cs, 1, "one death")
+	c := cs[0]
+	assert.Equal(t, KindSanitizer, c.Kind)
+	assert.Equal(t, "SIGSEGV", c.Signal)
+	assert.Equal(t, query, c.QueryID)
+	return c
 }
 
 // crashingNames lists the names of the crashing thread's frames.
