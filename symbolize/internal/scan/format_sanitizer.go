@@ -421,7 +421,9 @@ func (in *incident) sanitizerEnd(p *parser, text string) {
 // chooseSanitizerCrash settles the crashing thread of a sanitizer report
 // whose access stack (the one after the ERROR line) has no frames, before
 // the other stacks are weighed: the freed-by, allocated-by and
-// thread-creation stacks are never the crashing thread's. A stack whose
+// thread-creation stacks are never the crashing thread's. A signal dump's
+// stack with frames in the same incident (the report's abort dump, or the
+// dump that cut it: sanitizerDeath) is the crash stack. A stack whose
 // header is cut is the access stack when it holds the SUMMARY's function
 // (the summary names the access stack's first frame). Otherwise the
 // SUMMARY's frame alone stands for the crash, and the incident says that
@@ -436,12 +438,10 @@ func (in *incident) chooseSanitizerCrash() {
 			return // a stack, or UBSAN's `file:line:col: runtime error` location
 		}
 	}
-	if in.sanDump {
-		for _, s := range in.stacks {
-			if (s.origin == "F1" || s.origin == "F2") && len(s.th.Frames) > 0 {
-				in.note("the sanitizer report's own stack is not in the text: the signal dump's stack is the crash stack")
-				return
-			}
+	for _, s := range in.stacks {
+		if (s.origin == "F1" || s.origin == "F2") && len(s.th.Frames) > 0 {
+			in.note("the sanitizer report's own stack is not in the text: the signal dump's stack is the crash stack")
+			return
 		}
 	}
 	// The access stack is empty (cut) or was never seen: drop it.
@@ -730,7 +730,6 @@ func (in *incident) sanInterleaved(p *parser, ln lineInfo, k lineKind, m []strin
 // sanForeign counts a foreign line of a sanitizer report's window and
 // says whether the report may still go on after it.
 func (in *incident) sanForeign(ln lineInfo) bool {
-	in.sanForeignSeen = true
 	if in.sanLog == 0 {
 		in.sanLogAt = ln.no
 	}
@@ -788,7 +787,7 @@ const maxSanDeathGap = 12
 // and a dump of another process stay two crashes.
 func (in *incident) sanitizerDeath(ln lineInfo, m []string) bool {
 	c := in.c
-	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanForeignSeen || ln.no-c.StartLine > maxSanDeathGap {
+	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
 		return false
 	}
 	pid, _ := strconv.ParseInt(m[4], 10, 64)

@@ -82,8 +82,7 @@ type incident struct {
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
 	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
-	sanLogAt                    int        // line of the first of them
-	sanForeignSeen              bool       // a foreign line was interleaved in the sanitizer report (sanForeign)
+	sanLogAt                    int        // line of the first of them (> 0 once any foreign line was seen)
 	sanDump                     bool       // a signal dump ended a sanitizer report before its stack (format_sanitizer.go sanitizerDeath)
 }
 
