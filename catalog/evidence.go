@@ -192,16 +192,20 @@ func taskLabel(crash *symbolize.Crash) (kind, text string) {
 	}
 }
 
-// taskLabelPrefixes are the task tracker labels QueryContext makes, by
-// kind (the id follows, `<hi>-<lo>` in hex).
-var taskLabelPrefixes = [...]struct{ prefix, kind string }{
-	{"Query#Id=", TaskLabelQuery},
-	{"Load#Id=", TaskLabelLoad},
+// taskLabels are the task tracker labels QueryContext makes (the id
+// follows, `<hi>-<lo>` in hex), their kind and their bit in a rule's
+// task_label condition (compiledRule.taskLabel, above the file line bits).
+var taskLabels = [...]struct {
+	prefix, kind string
+	bit          uint16
+}{
+	{"Query#Id=", TaskLabelQuery, 1 << 8},
+	{"Load#Id=", TaskLabelLoad, 1 << 9},
 }
 
 // taskLabelAt reads a task label with its id at the start of s.
 func taskLabelAt(s string) (kind, text string) {
-	for _, l := range taskLabelPrefixes {
+	for _, l := range taskLabels {
 		if !strings.HasPrefix(s, l.prefix) {
 			continue
 		}

@@ -33,13 +33,12 @@ func fileLineBit(kind string) uint16 {
 }
 
 // taskLabelBit is the Doris memory tracker task label's bit, above the file
-// line bits (0 for no label).
+// line bits (0 for no label): taskLabels holds it with the label.
 func taskLabelBit(kind string) uint16 {
-	switch kind {
-	case TaskLabelQuery:
-		return 1 << 8
-	case TaskLabelLoad:
-		return 1 << 9
+	for _, l := range taskLabels {
+		if l.kind == kind {
+			return l.bit
+		}
 	}
 	return 0
 }
