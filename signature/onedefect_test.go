@@ -63,6 +63,13 @@ PC: @          0x4c2a1b0 starrocks::vectorized::Chunk::append()
 	// `vectorized` deeper in the name stay.
 	assert.Equal(t, "FAULT | doris::segment_v2::vectorized::Foo::bar", segv(t, "doris::segment_v2::vectorized::Foo::bar()"))
 	assert.Equal(t, "FAULT | vectorized::Foo::bar", segv(t, "vectorized::Foo::bar()"))
+
+	// Doris 2.0's table sink (doris::stream_load::VNodeChannel, vtablet_sink.cpp)
+	// is 2.1's doris::vectorized::VNodeChannel (vtablet_writer.cpp): both
+	// key as doris::VNodeChannel. StarRocks still has starrocks::stream_load::.
+	assert.Equal(t, "FAULT | doris::VNodeChannel::cancel", segv(t, "doris::stream_load::VNodeChannel::cancel(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)"))
+	assert.Equal(t, "FAULT | doris::VNodeChannel::cancel", segv(t, "doris::vectorized::VNodeChannel::cancel(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)"))
+	assert.Equal(t, "FAULT | starrocks::stream_load::OlapTableSink::close", segv(t, "starrocks::stream_load::OlapTableSink::close(starrocks::RuntimeState*, starrocks::Status)"))
 }
 
 // TestMovedNamespacesValidated: the renames are data of the embedded rule
