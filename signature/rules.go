@@ -122,6 +122,10 @@ type MovedNamespace struct {
 // ErrRule is wrapped by every error about an invalid rule or rule file.
 var ErrRule = errors.New("signature: invalid rule")
 
+// maxRuleFile bounds a rule file (the embedded default is about 33 KB): a
+// larger one is refused with ErrRule rather than read in part.
+const maxRuleFile = 4 << 20
+
 // DefaultRules returns a copy of the embedded default rule set
 // (signature/rules/*.yaml).
 func DefaultRules() []Rule {
@@ -169,9 +173,13 @@ func LoadRules(r io.Reader) ([]Rule, error) {
 // decodeRuleFile reads and validates one rule file.
 func decodeRuleFile(r io.Reader) (ruleFile, error) {
 	var f ruleFile
-	b, err := io.ReadAll(io.LimitReader(r, 4<<20))
+	b, err := io.ReadAll(io.LimitReader(r, maxRuleFile+1))
 	if err != nil {
 		return f, err
+	}
+	if len(b) > maxRuleFile {
+		// Cut, a YAML list may still parse and silently lose rules.
+		return f, fmt.Errorf("%w: rule file larger than %d bytes", ErrRule, maxRuleFile)
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
