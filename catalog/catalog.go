@@ -57,6 +57,7 @@ type compiledRule struct {
 	freedBy, logContext, sanBug []glob // context globs (context.go); nil = any
 	weight                      float64
 	namesOnly                   bool   // frames globs only on the frame's own name
+	mainThread                  bool   // holds only on the process's main thread (context.go)
 	at                          string // where(r.File, r.Line), for the evidence line
 	// whyLine is the evidence line after the rule's: "why <id>: <why>",
 	// built once (the reasons are long, and copying one into every

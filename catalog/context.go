@@ -125,6 +125,13 @@ func logContextHolds(globs []glob, crash *symbolize.Crash) (ctxHold, bool) {
 // and its weight, or ok false when a condition fails. A rule without
 // context conditions holds with weight 0.
 func (cr *compiledRule) contextHolds(crash *symbolize.Crash) (h ctxHold, w float64, ok bool) {
+	var mh ctxHold
+	if cr.mainThread {
+		var ok bool
+		if mh, ok = mainThreadHolds(crash); !ok {
+			return ctxHold{}, 0, false
+		}
+	}
 	if len(cr.sanBug) > 0 && (crash == nil || !anyGlob(cr.sanBug, crash.SanitizerBug)) {
 		return ctxHold{}, 0, false
 	}
@@ -144,12 +151,47 @@ func (cr *compiledRule) contextHolds(crash *symbolize.Crash) (h ctxHold, w float
 			h, w = lh, weightLogContext
 		}
 	}
+	if cr.mainThread && w == 0 {
+		h, w = mh, weightMainThread
+	}
 	return h, w, true
 }
 
 // hasContext says whether the rule has context conditions.
 func (cr *compiledRule) hasContext() bool {
-	return len(cr.freedBy) > 0 || len(cr.logContext) > 0 || len(cr.sanBug) > 0
+	return len(cr.freedBy) > 0 || len(cr.logContext) > 0 || len(cr.sanBug) > 0 || cr.mainThread
+}
+
+// maxKernelID bounds a kernel thread or process id (Linux pid_max is at
+// most 2^22): a larger thread "id" is a pthread_t the header printed
+// instead (glog's `TID 0x7f…`), which never names the main thread.
+const maxKernelID = 1 << 22
+
+// mainThreadHolds reports whether the crash's crashing thread is its
+// process's main thread: Linux gives a process's first thread the PID as
+// its kernel thread id, and the dump headers print both (Doris `received
+// by PID N (TID N OR 0x…)`, StarRocks 3.x `… (TID 0x…) LWP(N)`). The BE's
+// main thread starts the process (ExecEnv init, storage open, JNI init),
+// then only sleeps in main's `while (!k_doris_exit)` / `k_starrocks_exit`
+// loop (Doris 1.x-2.0 also refreshes memory counters there:
+// background-main-loop), then stops it (be/src/service/doris_main.cpp,
+// starrocks_be.cpp).
+func mainThreadHolds(crash *symbolize.Crash) (ctxHold, bool) {
+	if crash == nil || crash.PID <= 0 || crash.PID >= maxKernelID {
+		return ctxHold{}, false
+	}
+	for i := range crash.Threads {
+		t := &crash.Threads[i]
+		if !t.Crashed {
+			continue
+		}
+		if t.ID == crash.PID {
+			id := strconv.FormatInt(crash.PID, 10)
+			return ctxHold{glob: "TID = PID", text: "TID " + id + " = PID " + id, where: "the dump header (the process's main thread)"}, true
+		}
+		return ctxHold{}, false
+	}
+	return ctxHold{}, false
 }
 
 // anyGlob reports whether s is non-empty and matches one of globs.

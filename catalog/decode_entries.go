@@ -78,6 +78,8 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 			r.LogContext = d.globs(v, f)
 		case "sanitizer_bug":
 			r.SanitizerBug = d.globs(v, f)
+		case "main_thread":
+			r.MainThread = d.bool(v, f)
 		case "weight":
 			r.Weight = d.float(v, f)
 			if r.Weight <= 0 || r.Weight > 1 {
@@ -106,7 +108,7 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, task_label, freed_by, log_context, sanitizer_bug, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, task_label, freed_by, log_context, sanitizer_bug, main_thread, no_query, names_only, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {

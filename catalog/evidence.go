@@ -39,6 +39,7 @@ const (
 	// condition held takes its evidence kind from it.
 	srcFreedBy    // a frame of a sanitizer report's freed-by stack
 	srcLogContext // the last lifecycle log line before the incident
+	srcMainThread // the dump header's TID = PID: the process's main thread
 )
 
 // Evidence weights per source: how strongly a match says "this frame is
@@ -57,6 +58,10 @@ const (
 	// the process was starting or stopping when it crashed; the incident may
 	// come long after the line when the log between was not pasted.
 	weightLogContext = 0.8
+	// weightMainThread: the kernel's thread id says the crashing thread is
+	// the main thread, which only starts and stops the BE (and idles in
+	// between); only a frame of main's own loop says otherwise.
+	weightMainThread = 0.95
 	weightQueryID    = 0.3
 	weightThread     = 0.2
 
@@ -78,6 +83,8 @@ func (s evidenceSource) weight() float64 {
 		return weightFreedBy
 	case srcLogContext:
 		return weightLogContext
+	case srcMainThread:
+		return weightMainThread
 	}
 	return weightModule
 }
@@ -96,6 +103,8 @@ func (s evidenceSource) String() string {
 		return "freed-by frame"
 	case srcLogContext:
 		return "log line"
+	case srcMainThread:
+		return "main thread"
 	}
 	return "module"
 }

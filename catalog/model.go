@@ -104,6 +104,13 @@ type PathRule struct {
 	// (heap-use-after-free, …): the rule holds only for such a report. A
 	// condition like FreedBy.
 	SanitizerBug []string `json:"sanitizer_bug,omitempty"`
+	// MainThread, when set, makes the rule hold only when the crashing
+	// thread is the process's main thread: its kernel thread id equals the
+	// process id in the dump's header (Doris `received by PID N (TID N OR
+	// 0x…)`, StarRocks `LWP(N)`; Linux gives the first thread the PID as
+	// its TID). A condition like FreedBy; with Frames ["*"] the rule's
+	// evidence, also when no frame follows the crash mechanism.
+	MainThread bool `json:"main_thread,omitempty"`
 	// Weight (default 1) multiplies the weight of the evidence kind that
 	// matched; the product is the verdict's path confidence (CATALOG.md).
 	Weight float64 `json:"weight,omitempty"`

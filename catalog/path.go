@@ -77,6 +77,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
 		weight: r.Weight, namesOnly: r.NamesOnly, at: where(r.File, r.Line), whyLine: "why " + r.ID + ": " + r.Why,
 		freedBy: compileGlobs(r.FreedBy), logContext: compileGlobs(r.LogContext), sanBug: compileGlobs(r.SanitizerBug),
+		mainThread: r.MainThread,
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
 		cr.weight = 1
@@ -343,6 +344,8 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				src = srcFreedBy
 			case weightLogContext:
 				src = srcLogContext
+			case weightMainThread:
+				src = srcMainThread
 			}
 		}
 		held := false
@@ -361,7 +364,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// last lifecycle log line) are evidence of their own: a header- or
 		// preamble-only text, or one cut at the signal handler, has no frame
 		// after the mechanism for the rule to hold at (noFrame).
-		if !held && (cr.fileLine != 0 || cr.taskLabel != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+		if !held && (cr.fileLine != 0 || cr.taskLabel != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0 || cr.mainThread) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
 			prev := best
 			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
 			if best == ri && prev != ri {
@@ -423,7 +426,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(" (")
 		b.WriteString(c.crules[best].at)
 		b.WriteString("): ")
-		if h.src == srcFreedBy || h.src == srcLogContext {
+		if h.src == srcFreedBy || h.src == srcLogContext || h.src == srcMainThread {
 			b.WriteString(h.src.String())
 			b.WriteByte(' ')
 			b.WriteString(strconv.Quote(bestCtx.text))
@@ -439,7 +442,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteString(" of ")
 		}
 		if at == noFrame {
-			if h.src == srcFreedBy || h.src == srcLogContext {
+			if h.src == srcFreedBy || h.src == srcLogContext || h.src == srcMainThread {
 				b.WriteString("has ")
 			}
 			b.WriteString("no frame after the crash mechanism")
