@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -553,3 +554,116 @@ func readMangledChain(s string) string {
 // it from a path printed in the frame line's tail, ` at
 // /root/doris/be/src/olap/x.cpp:83`, and the symbolizer from DWARF).
 func sourcePath(f *symbolize.Frame) string { return f.File }
+
+// lambdaMarkers start the name of a lambda's closure type after its
+// owner: GCC's `::{lambda(…)#1}`, Clang's `::$_0` and older Clang's
+// `::'lambda'(…)`.
+var lambdaMarkers = []string{"::{lambda(", "::$_", "::'lambda"}
+
+// lambdaArgOwners appends to dst the product functions that own a lambda
+// passed to a product frame as a template or function argument:
+// `doris::CalcDeleteBitmapToken::submit_func<doris::BaseBetaRowsetWriter::_generate_delete_bitmap(int)::$_0>`
+// gives doris::BaseBetaRowsetWriter::_generate_delete_bitmap, the
+// function that submitted the work (as a std::function invoker's lambda
+// owner does, productTypes). name is the frame's normalized name: an owner
+// that it starts with is the frame's own function (a lambda inside it,
+// which lambdaOwner reads), not an argument. Template arguments inside an
+// owner are dropped (globs see normalized names). At most maxTypes.
+func (t *stackTable) lambdaArgOwners(dst []string, raw, name string) []string {
+	n0 := len(dst)
+	for _, m := range lambdaMarkers {
+		for off := 0; off < len(raw) && len(dst)-n0 < maxTypes; {
+			i := strings.Index(raw[off:], m)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			off = at + len(m)
+			owner := ownerBefore(raw[:at])
+			if owner == "" || !strings.Contains(owner, "::") || strings.HasSuffix(owner, "::") || strings.Contains(owner, "::::") ||
+				!t.isProductName(owner) || strings.HasPrefix(name, owner) {
+				continue
+			}
+			if !slices.Contains(dst[n0:], owner) {
+				dst = append(dst, owner)
+			}
+		}
+	}
+	return dst
+}
+
+// ownerBefore reads backwards from the end of s the qualified function
+// name a lambda marker follows: a parameter list `(…)` (and a ` const`
+// after it) is skipped, then identifiers, `::` and balanced template
+// argument lists `<…>` (dropped from the result) are read. It returns ""
+// when s does not end in such a name.
+func ownerBefore(s string) string {
+	j := len(s)
+	s2 := strings.TrimSuffix(s[:j], " const")
+	j = len(s2)
+	if j > 0 && s2[j-1] == ')' {
+		depth := 0
+		for j > 0 {
+			j--
+			switch s2[j] {
+			case ')':
+				depth++
+			case '(':
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if depth != 0 {
+			return ""
+		}
+	}
+	end := j
+	var parts []string // the name's pieces, template argument lists left out, last first
+	k := end
+	for k > 0 {
+		c := s2[k-1]
+		switch {
+		case isIdentByte(c):
+			k--
+		case c == ':' && k >= 2 && s2[k-2] == ':':
+			k -= 2
+		case c == '>':
+			parts = append(parts, s2[k:end])
+			depth := 0
+			for k > 0 {
+				k--
+				switch s2[k] {
+				case '>':
+					depth++
+				case '<':
+					depth--
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			if depth != 0 {
+				return ""
+			}
+			end = k
+		default:
+			goto done
+		}
+	}
+done:
+	parts = append(parts, s2[k:end])
+	slices.Reverse(parts)
+	return strings.TrimPrefix(strings.Join(parts, ""), "::")
+}
+
+// hasLambdaMarker reports whether raw names a lambda's closure type.
+func hasLambdaMarker(raw string) bool {
+	for _, m := range lambdaMarkers {
+		if strings.Contains(raw, m) {
+			return true
+		}
+	}
+	return false
+}

@@ -88,6 +88,8 @@ func FuzzProductTypes(f *testing.F) {
 	f.Add("std::_Function_handler<void (), starrocks::StorageEngine::start_bg_threads()::$_3>::_M_invoke")
 	f.Add("_Z9starrocks")
 	f.Add("doris::::(anonymous namespace)::")
+	f.Add("doris::CalcDeleteBitmapToken::submit_func<doris::BaseBetaRowsetWriter::_generate_delete_bitmap(int)::$_0>(doris::BaseBetaRowsetWriter::_generate_delete_bitmap(int)::$_0)")
+	f.Add("doris::Defer<doris::A<int>::f(std::pair<int, int>) const::{lambda()#1}>::~Defer()")
 	c, err := Default()
 	if err != nil {
 		f.Fatal(err)
@@ -104,5 +106,14 @@ func FuzzProductTypes(f *testing.F) {
 		}
 		_ = sourcePath(&symbolize.Frame{Raw: raw})
 		_ = lambdaOwner(raw)
+		owners := c.stack.lambdaArgOwners(nil, raw, "doris::Defer::~Defer")
+		if len(owners) > maxTypes {
+			t.Fatalf("%d owners", len(owners))
+		}
+		for _, n := range owners {
+			if !strings.HasPrefix(n, "doris::") && !strings.HasPrefix(n, "starrocks::") || strings.HasSuffix(n, "::") || strings.ContainsAny(n, "<>()") {
+				t.Fatalf("bad owner %q from %q", n, raw)
+			}
+		}
 	})
 }

@@ -231,6 +231,15 @@ func (c *Catalog) viewFrom(crash *symbolize.Crash, frames []string, sig signatur
 				c.addHits(v, buf, i, srcType, t)
 			}
 		}
+		if raw := f.Name(); !f.Java && name != "" && c.stack.isProductName(name) && strings.IndexByte(raw, '<') >= 0 && hasLambdaMarker(raw) {
+			// a lambda passed to a product template (a thread pool's
+			// submit_func<…::$_0>, Defer<…>): its owner submitted the work
+			types = c.stack.lambdaArgOwners(types[:0], raw, name)
+			for _, t := range types {
+				buf = c.ix.matches(buf[:0], t, sc)
+				c.addHits(v, buf, i, srcOwner, t)
+			}
+		}
 		if i < start {
 			continue
 		}
