@@ -598,64 +598,56 @@ func (t *stackTable) lambdaArgOwners(dst []string, raw, name string) []string {
 // argument lists `<…>` (dropped from the result) are read. It returns ""
 // when s does not end in such a name.
 func ownerBefore(s string) string {
-	j := len(s)
-	s2 := strings.TrimSuffix(s[:j], " const")
-	j = len(s2)
-	if j > 0 && s2[j-1] == ')' {
-		depth := 0
-		for j > 0 {
-			j--
-			switch s2[j] {
-			case ')':
-				depth++
-			case '(':
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-		}
-		if depth != 0 {
+	s = strings.TrimSuffix(s, " const")
+	end := len(s)
+	if end > 0 && s[end-1] == ')' {
+		var ok bool
+		if end, ok = openingBefore(s, end, '(', ')'); !ok {
 			return ""
 		}
 	}
-	end := j
 	var parts []string // the name's pieces, template argument lists left out, last first
 	k := end
+read:
 	for k > 0 {
-		c := s2[k-1]
+		c := s[k-1]
 		switch {
 		case isIdentByte(c):
 			k--
-		case c == ':' && k >= 2 && s2[k-2] == ':':
+		case c == ':' && k >= 2 && s[k-2] == ':':
 			k -= 2
 		case c == '>':
-			parts = append(parts, s2[k:end])
-			depth := 0
-			for k > 0 {
-				k--
-				switch s2[k] {
-				case '>':
-					depth++
-				case '<':
-					depth--
-				}
-				if depth == 0 {
-					break
-				}
-			}
-			if depth != 0 {
+			parts = append(parts, s[k:end])
+			var ok bool
+			if k, ok = openingBefore(s, k, '<', '>'); !ok {
 				return ""
 			}
 			end = k
 		default:
-			goto done
+			break read
 		}
 	}
-done:
-	parts = append(parts, s2[k:end])
+	parts = append(parts, s[k:end])
 	slices.Reverse(parts)
 	return strings.TrimPrefix(strings.Join(parts, ""), "::")
+}
+
+// openingBefore returns the index of the open byte that balances the close
+// byte at s[end-1], walking backwards; ok is false when none does.
+func openingBefore(s string, end int, open, close byte) (int, bool) {
+	depth := 0
+	for j := end - 1; j >= 0; j-- {
+		switch s[j] {
+		case close:
+			depth++
+		case open:
+			depth--
+		}
+		if depth == 0 {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // hasLambdaMarker reports whether raw names a lambda's closure type.
