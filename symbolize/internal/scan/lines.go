@@ -391,7 +391,7 @@ func learnPrefixCmp(a, b []byte, differs bool) int {
 			// Past a timestamp's characters, equal words without a digit,
 			// a separator or a blank change nothing but nonBlank: skipped
 			// eight bytes at a time (issue 11).
-			k := plainRun(a[i:], b[j:min(len(b), maxPrefixBytes)])
+			k := plainRun(a[i:], b[j:min(len(b), maxPrefixBytes)], nonBlank)
 			if k > 0 {
 				i, j, nonBlank = i+k, j+k, true
 				if i >= len(a) || j >= len(b) || j >= maxPrefixBytes {
@@ -478,12 +478,19 @@ func recognizedOnly(a, b []byte, e, ea int) int {
 
 // plainRun returns how many bytes at the start of a and b, in whole
 // eight-byte words, are equal and hold no byte learnPrefix's walk stops
-// or decides at (plainWord).
-func plainRun(a, b []byte) int {
+// or decides at (plainWord). Past a timestamp (the walk's ts false) a
+// blank decides nothing once a non-blank byte was seen (nonBlank): then
+// words with blanks are plain too (plainWordBlanks), so that the run does
+// not stop at every word of a log message (issue 11: JVM chatter).
+func plainRun(a, b []byte, nonBlank bool) int {
+	var low uint64 = 0x21 // bytes below it stop the run
+	if nonBlank {
+		low = 0x20
+	}
 	k := 0
 	for k+8 <= len(a) && k+8 <= len(b) {
 		y := binary.LittleEndian.Uint64(b[k:])
-		if binary.LittleEndian.Uint64(a[k:]) != y || !plainWord(y) {
+		if binary.LittleEndian.Uint64(a[k:]) != y || !plainWordBelow(y, low) {
 			break
 		}
 		k += 8
@@ -495,8 +502,12 @@ func plainRun(a, b []byte) int {
 // separator of learnPrefix (`:`, `|`, `]`, `>`), a blank, a tab or
 // another byte below 0x21 (the test takes 0x30-0x3e and bytes below 0x21
 // whole: more than needed, never less).
-func plainWord(x uint64) bool {
-	m := bytesBelow(x, 0x21) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
+func plainWord(x uint64) bool { return plainWordBelow(x, 0x21) }
+
+// plainWordBelow is plainWord with the bytes below low (0x21, or 0x20 to
+// take the blank) in place of those below 0x21.
+func plainWordBelow(x, low uint64) bool {
+	m := bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
 		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
 	return m == 0
 }
