@@ -210,11 +210,13 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 				return
 			}
 			view = unsafe.String(&text[0], len(text))
+			sh, ss := p.subHits(hits, scanned)
 			if p.cur == nil {
 				if !p.mayStart(view) {
 					return
 				}
-				if _, inert := p.inert(view, 0, false); inert {
+				// view is a piece of the text scanned above (subHits).
+				if _, inert := p.inert(view, sh, ss); inert {
 					return
 				}
 			}

@@ -131,13 +131,17 @@ func (l *prefixLearner) relearnPrev(no int) (rest []byte, info lineInfo, ok bool
 // logger's prefix. Skipping them saves the copy and the assembler (on
 // JVM chatter whose prefix changes every few lines, a tenth of the scan;
 // issue 11).
+//
+// The previous line's anchors, when they are known and none, stand for
+// those of its rest (subHits): the rest is not scanned again.
 func (p *parser) reprocessPrev() {
+	hits, scanned := p.subHits(p.pfx.prevHits, p.pfx.prevScanned)
 	prev, info, ok := p.pfx.relearnPrev(p.lineNo)
 	if !ok {
 		return
 	}
 	if p.cur == nil {
-		if _, inert := p.inert(unsafe.String(&prev[0], len(prev)), 0, false); inert {
+		if _, inert := p.inert(unsafe.String(&prev[0], len(prev)), hits, scanned); inert {
 			return
 		}
 	}
@@ -259,4 +263,17 @@ func contentStarts(b []byte) bool {
 	v := unsafe.String(&b[0], len(b))
 	r, _ := allRules.match(v, v, false)
 	return r != nil
+}
+
+// subHits returns what inert may take for the anchors of a piece of a
+// text (a substring of it: a learned prefix stripped, normalizeLine's
+// repairs) whose anchors are h, when scanned: when h holds none but
+// pf.always, neither does the piece (every literal in the piece is in the
+// text, and its control bytes weigh no more), so the piece needs no scan
+// of its own. Otherwise it returns 0, false: inert scans the piece.
+func (p *parser) subHits(h scanHits, scanned bool) (scanHits, bool) {
+	if scanned && p.pf != nil && h == p.pf.always {
+		return h, true
+	}
+	return 0, false
 }
