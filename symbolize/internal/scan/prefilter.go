@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -83,7 +84,13 @@ type pfCand struct {
 
 // prefilter is the anchored view of a ruleSet plus the one-pass scan.
 type prefilter struct {
-	byFirst  [256][]pfRule
+	byFirst [256][]pfRule
+	// bySecond[c][d], when bySecond[c] is not nil, has bit i set when
+	// rule i of byFirst[c] may match a line starting with c then d (its
+	// prefix or its bare form does not say otherwise): match tries the
+	// others not (their prefix tests fail). nil when byFirst[c] is empty
+	// or has more than 16 rules.
+	bySecond [256]*[256]uint16
 	contains []pfRule
 	// tab marks the chosen byte of every scan literal (pfCandByte) and
 	// holds the binaryWeight of control bytes; cands lists the literals
@@ -109,6 +116,12 @@ type prefilter struct {
 	// always are the bits of contains rules without a digit-free literal:
 	// they run on every line.
 	always scanHits
+}
+
+// mayStartWith reports whether a line starting with the bytes c, d may
+// start with s (s shorter than two bytes compares only what it has).
+func mayStartWith(s string, c, d byte) bool {
+	return s == "" || s[0] == c && (len(s) < 2 || s[1] == d)
 }
 
 // htmlEntities are the entities unescapeHTML undoes (scraped pastes).
@@ -137,6 +150,17 @@ func newPrefilter(rs *ruleSet) *prefilter {
 				pr.need = need
 			}
 			pf.byFirst[c] = append(pf.byFirst[c], pr)
+		}
+		if n := len(pf.byFirst[c]); n > 0 && n <= 16 {
+			t := new([256]uint16)
+			for d := range 256 {
+				for i, pr := range pf.byFirst[c] {
+					if mayStartWith(pr.r.prefix, byte(c), byte(d)) || pr.r.bare != "" && mayStartWith(pr.r.bare, byte(c), byte(d)) {
+						t[d] |= 1 << i
+					}
+				}
+			}
+			pf.bySecond[c] = t
 		}
 	}
 	for i, r := range rs.contains {
@@ -350,14 +374,30 @@ func (pf *prefilter) match(text, trimmed string, tryContains bool, hits scanHits
 	if trimmed == "" {
 		return nil, nil
 	}
-	for i := range pf.byFirst[trimmed[0]] {
-		pr := &pf.byFirst[trimmed[0]][i]
-		r := pr.r
-		if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
-			continue
+	if t := pf.bySecond[trimmed[0]]; t != nil && len(trimmed) > 1 {
+		// The rules whose prefix or bare form may begin with the line's
+		// first two bytes, in order (the others' prefix tests fail).
+		rules := pf.byFirst[trimmed[0]]
+		for m := t[trimmed[1]]; m != 0; m &= m - 1 {
+			pr := &rules[bits.TrailingZeros16(m)]
+			r := pr.r
+			if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
+				continue
+			}
+			if m, ok := pr.apply(trimmed); ok {
+				return r, m
+			}
 		}
-		if m, ok := pr.apply(trimmed); ok {
-			return r, m
+	} else {
+		for i := range pf.byFirst[trimmed[0]] {
+			pr := &pf.byFirst[trimmed[0]][i]
+			r := pr.r
+			if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
+				continue
+			}
+			if m, ok := pr.apply(trimmed); ok {
+				return r, m
+			}
 		}
 	}
 	if !tryContains {
