@@ -128,7 +128,7 @@ func (s *Scanner) skipAfter(line []byte, truncated bool, err error) {
 func (s *Scanner) skipRun(line, buf []byte) bool {
 	p := &s.p
 	n := len(line)
-	if n < 8 || n > maxRunLine || len(buf) <= n || !repeatFirstByte(line) {
+	if n < 8 || n > maxRunLine || len(buf) <= n || buf[n] != '\n' || !repeatFirstByte(line) {
 		return false
 	}
 	if !repeatsLine(buf, line) {
