@@ -72,29 +72,27 @@ TEXT ·pairScanAll(SB), NOSPLIT, $0-48
 	XORQ R9, R9          // entries written
 	LEAQ -33(BX), R10    // the last offset a whole block (and a byte) fits at
 
+	// Each block's entry is written at out[R9] whether or not it has a
+	// flagged position, and R9 moves on only when it has one: no branch
+	// on the flags, which a line takes or not at random.
 loop:
 	CMPQ AX, R10
 	JGT  tail
 	LEAQ (SI)(AX*1), DX
 	BLOCK
-	VPTEST Y3, Y3
-	JNZ    found
-
-advance:
-	ADDQ $32, AX
-	JMP  loop
-
-found:
 	MASK
-	MOVQ AX, DX
-	SHLQ $32, DX
-	ORQ  CX, DX
-	MOVQ DX, (R8)(R9*8)
-	INCQ R9
-	CMPQ R9, $16
-	JLT  advance
-	ADDQ $32, AX
-	JMP  done
+	MOVQ   AX, DX
+	SHLQ   $32, DX
+	ORQ    CX, DX
+	MOVQ   DX, (R8)(R9*8)
+	XORL   R11, R11
+	TESTL  CX, CX
+	SETNE  R11B
+	ADDQ   R11, R9
+	ADDQ   $32, AX
+	CMPQ   R9, $16
+	JLT    loop
+	JMP    done
 
 tail:
 	// Positions AX..len-2 are left (those with a byte after them): the
