@@ -360,7 +360,7 @@ func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
 // learnCmp is learn for a line that sameAsPrevCmp found to differ from
 // the previous one, when differs.
 func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs bool) int {
-	if l.hasPrev && l.prevNo == no-1 {
+	if l.hasPrev && l.prevNo == no-1 && mayShare(l.prev, t) {
 		if e := learnPrefixCmp(l.prev, t, differs); e > 0 {
 			l.shape = string(t[:e])
 			return e
@@ -369,6 +369,15 @@ func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs bool) int {
 	l.prev = append(l.prev[:0], t[:min(len(t), maxPrefixBytes+2)]...)
 	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, len(t) > maxPrefixBytes+2, false
 	return 0
+}
+
+// mayShare is learnPrefixCmp's first test: two lines that begin with
+// different bytes, not both digits, share no prefix (its walk stops at
+// their first bytes, and pastePrefix wants a digit in both), nor do two
+// lines one of which is empty. Lines of JVM chatter of several shapes
+// mostly differ from their first byte on (issue 11): they cost no call.
+func mayShare(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && (a[0] == b[0] || isDigit(a[0]) && isDigit(b[0]))
 }
 
 // learnPrefixCmp is learnPrefix knowing, when differs, that a and b are

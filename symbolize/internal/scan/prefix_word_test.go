@@ -179,6 +179,10 @@ func FuzzPrefixWordWalks(f *testing.F) {
 			return
 		}
 		require.Equal(t, learnPrefixRef([]byte(a), []byte(b)), learnPrefix([]byte(a), []byte(b)), "learnPrefix(%q, %q)", a, b)
+		if !mayShare([]byte(a), []byte(b)) {
+			// learnCmp's first test: no prefix to learn.
+			require.Zero(t, learnPrefixRef([]byte(a), []byte(b)), "mayShare(%q, %q)", a, b)
+		}
 		require.Equal(t, matchPrefixRef([]byte(b), a), matchPrefix([]byte(b), a), "matchPrefix(%q, %q)", b, a)
 		// b behind a's first half: a long shared start.
 		c := a[:len(a)/2] + b
