@@ -101,6 +101,11 @@ type prefilter struct {
 	// of its literals (all bytes when c ends one): most chosen bytes met
 	// in a line are then dismissed with one more lookup.
 	next [256][4]uint64
+	// prev[c] is the set of bytes that may come before a chosen byte c in
+	// one of its literals (all bytes when c begins one): follows tests it
+	// too, so that a chosen byte inside a common word (`java` for
+	// `invalid`) costs no verify.
+	prev [256][4]uint64
 	// pairA and pairB filter eight positions at once (scanFrom): pairA[c]
 	// has the bit of c when c is a chosen byte (pairBit) and pairCtl when
 	// c weighs (binaryWeight); pairB[d] has the bit of every chosen byte
@@ -229,6 +234,12 @@ func (pf *prefilter) addLit(lit string, bits scanHits) {
 	}
 	cand := pfCand{lit: lit, off: best, bits: bits}
 	pf.cands[c] = append(pf.cands[c], cand)
+	if best > 0 {
+		pb := lit[best-1]
+		pf.prev[c][pb>>6] |= 1 << (pb & 63)
+	} else {
+		pf.prev[c] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
 	if best+1 < len(lit) {
 		nb := lit[best+1]
 		pf.next[c][nb>>6] |= 1 << (nb & 63)
@@ -345,13 +356,20 @@ func (pf *prefilter) scanFrom(s string, full bool) scanHits {
 }
 
 // follows reports whether the byte after s[i] may follow it in one of the
-// literals chosen under s[i] (at the end of s: yes).
+// literals chosen under s[i] (at the end of s: yes), and the byte before
+// it may come before it in one of them (at the start of s: yes).
 func (pf *prefilter) follows(s string, i int) bool {
+	c := s[i]
+	if i > 0 {
+		if pb := s[i-1]; pf.prev[c][pb>>6]&(1<<(pb&63)) == 0 {
+			return false
+		}
+	}
 	if i+1 >= len(s) {
 		return true
 	}
 	nb := s[i+1]
-	return pf.next[s[i]][nb>>6]&(1<<(nb&63)) != 0
+	return pf.next[c][nb>>6]&(1<<(nb&63)) != 0
 }
 
 // verify checks the literals whose chosen byte is at s[i].
