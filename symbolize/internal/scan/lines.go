@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unsafe"
 )
@@ -485,12 +486,14 @@ func recognizedOnly(a, b []byte, e, ea int) int {
 	return e
 }
 
-// plainRun returns how many bytes at the start of a and b, in whole
-// eight-byte words, are equal and hold no byte learnPrefix's walk stops
-// or decides at (plainWord). Past a timestamp (the walk's ts false) a
-// blank decides nothing once a non-blank byte was seen (nonBlank): then
-// words with blanks are plain too (plainWordBlanks), so that the run does
-// not stop at every word of a log message (issue 11: JVM chatter).
+// plainRun returns how many bytes at the start of a and b are equal and
+// hold no byte learnPrefix's walk stops or decides at (plainWord), eight
+// bytes at a time (the last of them up to the first byte that is not so;
+// fewer than eight bytes at the end are left to the walk). Past a
+// timestamp (the walk's ts false) a blank decides nothing once a
+// non-blank byte was seen (nonBlank): then blanks are plain too, so that
+// the run does not stop at every word of a log message (issue 11: JVM
+// chatter).
 func plainRun(a, b []byte, nonBlank bool) int {
 	var low uint64 = 0x21 // bytes below it stop the run
 	if nonBlank {
@@ -499,8 +502,10 @@ func plainRun(a, b []byte, nonBlank bool) int {
 	k := 0
 	for k+8 <= len(a) && k+8 <= len(b) {
 		y := binary.LittleEndian.Uint64(b[k:])
-		if binary.LittleEndian.Uint64(a[k:]) != y || !plainWordBelow(y, low) {
-			break
+		// The high bit of each byte that differs or stops the walk.
+		m := stopBytes(y, low) | ^bytesBelow(binary.LittleEndian.Uint64(a[k:])^y, 1)&swarHigh
+		if m != 0 {
+			return k + bits.TrailingZeros64(m)>>3
 		}
 		k += 8
 	}
@@ -515,8 +520,11 @@ func plainWord(x uint64) bool { return plainWordBelow(x, 0x21) }
 
 // plainWordBelow is plainWord with the bytes below low (0x21, or 0x20 to
 // take the blank) in place of those below 0x21.
-func plainWordBelow(x, low uint64) bool {
-	m := bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
+func plainWordBelow(x, low uint64) bool { return stopBytes(x, low) == 0 }
+
+// stopBytes sets the high bit of each byte of x that plainWordBelow(x,
+// low) does not take (exact per byte: bytesBelow).
+func stopBytes(x, low uint64) uint64 {
+	return bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
 		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
-	return m == 0
 }
