@@ -354,6 +354,11 @@ func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
 	if !l.hasPrev || !l.prevScanned || l.prevCut || l.prevNo != no-1 || len(t) > maxPrefixBytes {
 		return false, false
 	}
+	if len(t) > 0 && len(l.prev) > 0 && !mayShare(l.prev, t) {
+		// Their first bytes differ, not both digits: not equal but for
+		// their digits (equalModDigits stops there), without a call.
+		return false, true
+	}
 	same = equalModDigits(l.prev, t)
 	return same, !same
 }
