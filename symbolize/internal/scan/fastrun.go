@@ -117,7 +117,7 @@ func (s *Scanner) skipAfter(line []byte, truncated bool, err error) {
 		return
 	}
 	// The lines after line that are read already (Peek reads nothing).
-	buf, _ := s.br.Peek(s.br.Buffered())
+	buf := s.buffered()
 	if !s.skipRun(line, buf) {
 		s.skipJunk(line, buf)
 	}
@@ -150,7 +150,7 @@ func (s *Scanner) skipRun(line, buf []byte) bool {
 	}
 	p.lineNo += k
 	// The bytes are buffered: Discard drops them all (it reads nothing).
-	s.br.Discard(k * (n + 1)) //nolint:errcheck
+	s.skip(k * (n + 1))
 	return true
 }
 
@@ -469,7 +469,7 @@ func (s *Scanner) skipJunk(line, buf []byte) {
 	if forgets {
 		p.pfx.hasPrev = false
 	}
-	s.br.Discard(off) //nolint:errcheck // buffered: Discard drops them all
+	s.skip(off)
 }
 
 // looksBinary reports whether the first 16 bytes of line hold a byte

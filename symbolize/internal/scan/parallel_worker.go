@@ -247,6 +247,7 @@ func (m *merger) scanLines(j *chunkJob, w *worker, seed *carried) bool {
 	snap := func() {
 		// The offset of the next line is known unless NULs were
 		// squeezed out near it (squeezed.offset).
+		s.sync() // br's Buffered is then the bytes after the lines read
 		off, ok := sq.offset(s.br)
 		if !ok {
 			return
@@ -358,6 +359,7 @@ func (m *merger) extend(j *chunkJob, s *Scanner, keep func()) bool {
 			return true
 		}
 		if s.p.idleBoundary() {
+			s.sync()
 			if off, ok := sq.offset(s.br); ok && off < limit {
 				j.snaps = append(j.snaps, chunkSnap{c: s.p.snapshot(), off: off, outs: len(j.outs)})
 			}

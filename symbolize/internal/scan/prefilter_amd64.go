@@ -60,3 +60,10 @@ func zeroBlockAVX2(b []byte) int
 //
 //go:noescape
 func countRepeatsAVX2(buf []byte, vp *vecPattern) int
+
+// newlineBitsAVX2 sets bits[k], for each whole 64-byte chunk k of b (at
+// most len(bits) of them), to the mask of its newlines: bit i where
+// b[64k+i] is '\n'. It needs AVX2.
+//
+//go:noescape
+func newlineBitsAVX2(b []byte, bits []uint64)

@@ -403,3 +403,37 @@ rdone:
 	VZEROUPPER
 	MOVQ AX, ret+32(FP)
 	RET
+
+// func newlineBitsAVX2(b []byte, bits []uint64)
+// For each whole 64-byte chunk k of b (len(bits) of them at most), bits[k]
+// gets bit i set where b[64k+i] is a newline.
+TEXT ·newlineBitsAVX2(SB), NOSPLIT, $0-48
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	MOVQ bits_base+24(FP), DI
+	MOVQ bits_len+32(FP), DX
+	SHRQ $6, CX
+	CMPQ CX, DX
+	CMOVQHI DX, CX
+	MOVL $0x0a, AX
+	MOVQ AX, X0
+	VPBROADCASTB X0, Y0
+
+nbloop:
+	TESTQ CX, CX
+	JZ    nbdone
+	VPCMPEQB  (SI), Y0, Y1
+	VPCMPEQB  32(SI), Y0, Y2
+	VPMOVMSKB Y1, AX
+	VPMOVMSKB Y2, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, (DI)
+	ADDQ      $64, SI
+	ADDQ      $8, DI
+	DECQ      CX
+	JMP       nbloop
+
+nbdone:
+	VZEROUPPER
+	RET

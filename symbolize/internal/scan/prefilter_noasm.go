@@ -17,3 +17,6 @@ func zeroBlockAVX2(b []byte) int { return 0 }
 
 // countRepeatsAVX2 is not called without AVX2 (hasAVX2 is false).
 func countRepeatsAVX2(buf []byte, vp *vecPattern) int { return 0 }
+
+// newlineBitsAVX2 is not called without AVX2 (hasAVX2 is false).
+func newlineBitsAVX2(b []byte, bits []uint64) {}

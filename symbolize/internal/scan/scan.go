@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/bits"
 	"os"
 	"strings"
 	"time"
@@ -96,6 +97,20 @@ type Scanner struct {
 	err  error
 	done bool
 	buf  []byte // holds a line longer than the reader's buffer
+	// win is the window: the bytes br held after the line its last read
+	// returned (Peek, which reads nothing); readLine takes the next lines
+	// from it, from wpos on, without a call of br per line, and
+	// skipRepeats looks at it. br has not dropped the bytes before wpos
+	// yet: sync drops them (Discard) before anything else uses br. nlb
+	// holds the newlines of win's whole 64-byte chunks, a bit per byte
+	// (newlineBitsAVX2, with AVX2), for the chunks nlbLo to nlbHi: a
+	// line's end is found without a search of its bytes (issue 11). They
+	// are set a few chunks at a time, where lines are read (the chunks a
+	// skip of repeated lines jumps over cost nothing).
+	win          []byte
+	wpos         int
+	nlb          []uint64
+	nlbLo, nlbHi int
 	// live is the reading goroutine, started by the first NextContext
 	// that needs it (IdleTimeout > 0, or a context that can be done over a
 	// reader that may block); from then on every line comes through it.
@@ -124,6 +139,7 @@ func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 // readThrough makes s read r, whose bytes all pass through sq (r is sq,
 // or a squeezed reader around it), from its start.
 func (s *Scanner) readThrough(r io.Reader, sq *holeSqueezer) {
+	s.win, s.wpos = nil, 0
 	s.br.Reset(r)
 	s.sq = sq
 }
@@ -171,6 +187,7 @@ func (s *Scanner) Next() bool { return s.NextContext(context.Background()) }
 // it reads synchronously, looking at the context between reads.
 func (s *Scanner) NextContext(ctx context.Context) bool {
 	if s.live == nil && !s.done && (s.p.opts.IdleTimeout > 0 || (ctx.Done() != nil && !s.p.opts.NonBlocking)) {
+		s.sync()
 		s.live = startLive(s.br, s.p.opts.MaxLineBytes)
 		s.sq = nil // the reading goroutine sets its sawNUL
 	}
@@ -312,8 +329,19 @@ func (s *Scanner) step() bool {
 // readLine returns the next line without its newline, cut to MaxLineBytes.
 // The returned slice is valid until the next call.
 func (s *Scanner) readLine() ([]byte, bool, error) {
+	if s.win != nil {
+		if i := s.nextNewline(); i >= 0 && i-s.wpos <= s.p.opts.MaxLineBytes {
+			// The next line is in the window: what ReadSlice would
+			// return, without its calls.
+			b := s.win[s.wpos:i]
+			s.wpos = i + 1
+			return b, false, nil
+		}
+	}
+	s.sync()
 	b, err := s.br.ReadSlice('\n')
 	if err == nil {
+		s.setWindow()
 		if n := len(b) - 1; n > s.p.opts.MaxLineBytes {
 			return b[:s.p.opts.MaxLineBytes], true, nil
 		}
@@ -348,6 +376,80 @@ func (s *Scanner) readLine() ([]byte, bool, error) {
 			return s.buf, truncated, err
 		}
 	}
+}
+
+// setWindow makes the bytes br holds after the line just read the window
+// (see Scanner.win), with the newline bits of its whole 64-byte chunks.
+func (s *Scanner) setWindow() {
+	s.win, _ = s.br.Peek(s.br.Buffered())
+	s.wpos, s.nlbLo, s.nlbHi = 0, 0, 0
+	s.nlb = s.nlb[:0]
+	if !hasAVX2 {
+		return
+	}
+	n := len(s.win) / 64
+	if cap(s.nlb) < n {
+		s.nlb = make([]uint64, n)
+	}
+	s.nlb = s.nlb[:n]
+}
+
+// nlbBatch is the number of chunks (64 bytes each) whose newline bits
+// nextNewline sets at a time.
+const nlbBatch = 16
+
+// nextNewline returns the offset in the window of the first newline at
+// or after wpos, or -1.
+func (s *Scanner) nextNewline() int {
+	p := s.wpos
+	for p < len(s.nlb)*64 {
+		k := p >> 6
+		if k < s.nlbLo || k >= s.nlbHi {
+			hi := min(k+nlbBatch, len(s.nlb))
+			newlineBitsAVX2(s.win[k*64:hi*64], s.nlb[k:hi])
+			s.nlbLo, s.nlbHi = k, hi
+		}
+		if w := s.nlb[k] >> (p & 63); w != 0 {
+			return p + bits.TrailingZeros64(w)
+		}
+		p = p&^63 + 64
+	}
+	if p >= len(s.win) {
+		return -1
+	}
+	if i := bytes.IndexByte(s.win[p:], '\n'); i >= 0 {
+		return p + i
+	}
+	return -1
+}
+
+// sync drops from br the bytes of the window before wpos and forgets the
+// window: br is then where the lines handed on end, for any use of it.
+func (s *Scanner) sync() {
+	if s.wpos > 0 {
+		s.br.Discard(s.wpos) //nolint:errcheck // buffered: Discard drops them all
+	}
+	s.win, s.wpos = nil, 0
+}
+
+// skip drops the next n bytes read already (skipRepeats: n is at most
+// len(buffered())).
+func (s *Scanner) skip(n int) {
+	if s.win != nil {
+		s.wpos += n
+		return
+	}
+	s.br.Discard(n) //nolint:errcheck // buffered: Discard drops them all
+}
+
+// buffered returns the bytes read already after the lines handed on: the
+// rest of the window, or what br holds.
+func (s *Scanner) buffered() []byte {
+	if s.win != nil {
+		return s.win[s.wpos:]
+	}
+	buf, _ := s.br.Peek(s.br.Buffered())
+	return buf
 }
 
 // headerlessStart marks the bytes of headerlessStartBytes (a lookup per
