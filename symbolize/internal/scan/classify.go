@@ -105,6 +105,11 @@ func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
 		return kBlank
 	}
 	if trimmed[0] != 'I' && trimmed[0] != 'W' && trimmed[0] != 'E' && trimmed[0] != 'F' {
+		if scanned && p.pf != nil && hits&^(hitStars|hitRepair|hitBinary) == 0 && len(p.pf.byFirst[trimmed[0]]) == 0 {
+			// No prefix rule for its first byte, no contains rule's
+			// anchor: what match answers, without its calls.
+			return kOther
+		}
 		if r, _ := p.match(s, trimmed, hits, scanned); r != nil {
 			return r.kind
 		}
