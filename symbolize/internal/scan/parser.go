@@ -90,7 +90,10 @@ func (p *parser) init(opts ScanOptions) {
 // (physical looked), so that the tests for one need not look again.
 func (p *parser) text(b []byte, truncated, nulFree bool) {
 	text, rl, prefixed := normalizeLine(b)
-	text, stripped := p.pfx.strip(text)
+	stripped := false
+	if p.pfx.mayStrip(text) {
+		text, stripped = p.pfx.stripShape(text)
+	}
 	if stripped {
 		var rl2 bool
 		text, rl2, _ = normalizeLine(text)
@@ -108,7 +111,9 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		if len(text) == 0 {
 			return
 		}
-		if !stripped && !p.mayStart(unsafe.String(&text[0], len(text))) {
+		// mayStart is false only for a glog line (glogSeverity: its
+		// first byte), tested without a call for the others.
+		if !stripped && glogSeverity[text[0]] && !p.mayStart(unsafe.String(&text[0], len(text))) {
 			p.pfx.hasPrev = false
 			return
 		}

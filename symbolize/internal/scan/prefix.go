@@ -69,9 +69,21 @@ func (l *prefixLearner) keep(t []byte, no int, idle bool) {
 // strip removes the learned prefix from t; it returns the rest and whether
 // the prefix was there.
 func (l *prefixLearner) strip(t []byte) ([]byte, bool) {
-	if l.shape == "" || len(t) == 0 || (t[0] != l.shape[0] && !(isDigit(t[0]) && isDigit(l.shape[0]))) {
+	if !l.mayStrip(t) {
 		return t, false
 	}
+	return l.stripShape(t)
+}
+
+// mayStrip is strip's first test, inlined where every line is stripped
+// (text): the shape may begin t (t's first byte is the shape's, or both
+// are digits).
+func (l *prefixLearner) mayStrip(t []byte) bool {
+	return l.shape != "" && len(t) > 0 && (t[0] == l.shape[0] || isDigit(t[0]) && isDigit(l.shape[0]))
+}
+
+// stripShape is strip for a t that passed mayStrip.
+func (l *prefixLearner) stripShape(t []byte) ([]byte, bool) {
 	if n := matchPrefix(t, l.shape); n > 0 {
 		return t[n:], true
 	}
