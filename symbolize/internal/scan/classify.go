@@ -39,6 +39,12 @@ func (p *parser) inert(view string, hits scanHits, scanned bool) (lineKind, bool
 	if (p.pf == nil || hits&hitRepair != 0) && repairable(view) {
 		return k, false
 	}
+	if k == kOther && p.pf != nil {
+		// inertKind's first answer for kOther, without its call.
+		if t := trimBlanks(view); t == "" || !headerlessStart[t[0]] {
+			return k, true
+		}
+	}
 	return k, p.inertKind(k, view)
 }
 
@@ -94,6 +100,12 @@ func isJunk(view string) bool {
 	return !ok
 }
 
+// isGlogLine says whether s is a glog line (glogLine).
+func isGlogLine(s string) bool {
+	_, _, _, ok := glogLine(s)
+	return ok
+}
+
 // classify returns the kind of a line and the submatches of its rule.
 func (p *parser) classify(s string) (lineKind, []string) { return p.classifyHits(s, 0, false) }
 
@@ -104,7 +116,8 @@ func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
 	if trimmed == "" {
 		return kBlank
 	}
-	if trimmed[0] != 'I' && trimmed[0] != 'W' && trimmed[0] != 'E' && trimmed[0] != 'F' {
+	if !glogSeverity[trimmed[0]] || !isGlogLine(trimmed) {
+		// Not a glog line: classifyHits would go to the rules.
 		if scanned && p.pf != nil && hits&^(hitStars|hitRepair|hitBinary) == 0 && len(p.pf.byFirst[trimmed[0]]) == 0 {
 			// No prefix rule for its first byte, no contains rule's
 			// anchor: what match answers, without its calls.
