@@ -118,7 +118,12 @@ func (s *Scanner) skipAfter(line []byte, truncated bool, err error) {
 	}
 	// The lines after line that are read already (Peek reads nothing).
 	buf := s.buffered()
-	if !s.skipRun(line, buf) {
+	// skipRun's and skipJunk's first tests, without their calls: the next
+	// line has line's length, or one of the two looks binary.
+	if n := len(line); n <= maxRunLine && len(buf) > n && buf[n] == '\n' && s.skipRun(line, buf) {
+		return
+	}
+	if looksBinary(line) || looksBinary(buf) {
 		s.skipJunk(line, buf)
 	}
 }
