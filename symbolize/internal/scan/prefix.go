@@ -164,6 +164,9 @@ func (p *parser) reprocessPrev() {
 // t (digit runs match digit runs), or 0. A line that holds only the prefix
 // with its trailing blanks trimmed (a blank line behind a prefix) matches.
 func matchPrefix(t []byte, shape string) int {
+	if n, ok := matchPrefixAligned(t, shape); ok {
+		return n
+	}
 	i, j := 0, 0
 	for i < len(shape) {
 		// Words of the shape without a digit match equal words of t.
@@ -203,6 +206,43 @@ func matchPrefix(t []byte, shape string) int {
 		j++
 	}
 	return j
+}
+
+// matchPrefixAligned is matchPrefix where each digit run of t under the
+// shape has the length of the shape's (a timestamp with two-digit fields,
+// a thread id of the same width): it compares eight bytes at a time, the
+// shape's other bytes with t's, its digits with digits of t. ok false
+// says that it could not decide: t is shorter than the shape, the shape
+// shorter than a word, or t differs after a digit of the shape (t's digit
+// run there may be longer or shorter: matchPrefix walks). When t differs
+// before any digit of the shape, the walk would stop there too: no match.
+func matchPrefixAligned(t []byte, shape string) (n int, ok bool) {
+	if len(shape) < 8 || len(t) < len(shape) {
+		return 0, false
+	}
+	digits := false // a digit of the shape before the word
+	for i := 0; i < len(shape); i += 8 {
+		i = min(i, len(shape)-8)
+		w, x := word8(shape[i:]), binary.LittleEndian.Uint64(t[i:])
+		d := digitBytes(w)
+		// The high bit of each byte that differs where the shape has no
+		// digit, or is no digit where the shape has one.
+		bad := (^bytesBelow(w^x, 1)&swarHigh)&^d | d&^digitBytes(x)
+		if bad != 0 {
+			if digits || d&(bad&-bad-1) != 0 {
+				return 0, false
+			}
+			return 0, true
+		}
+		digits = digits || d != 0
+	}
+	n = len(shape)
+	if isDigit(shape[n-1]) {
+		for n < len(t) && isDigit(t[n]) {
+			n++
+		}
+	}
+	return n, true
 }
 
 // timestampChars are the characters of a timestamp-like prefix.
