@@ -492,13 +492,19 @@ func recognizedOnly(a, b []byte, e, ea int) int {
 }
 
 // plainRun returns how many bytes at the start of a and b are equal and
-// hold no byte learnPrefix's walk stops or decides at (plainWord), eight
-// bytes at a time (the last of them up to the first byte that is not so;
-// fewer than eight bytes at the end are left to the walk). Past a
-// timestamp (the walk's ts false) a blank decides nothing once a
-// non-blank byte was seen (nonBlank): then blanks are plain too, so that
-// the run does not stop at every word of a log message (issue 11: JVM
-// chatter).
+// hold no byte learnPrefix's walk stops or decides at, eight bytes at a
+// time (the last of them up to the first byte that is not so; fewer than
+// eight bytes at the end are left to the walk). It runs where the walk is
+// past a timestamp (its ts false), so:
+//
+//   - a blank decides nothing once a non-blank byte was seen (nonBlank):
+//     then blanks are plain too, so that the run does not stop at every
+//     word of a log message (issue 11: JVM chatter);
+//   - a run of digits equal in both lines and ending where both have the
+//     same other byte is stepped over as the walk would (both runs to
+//     their ends; their count matters only in a timestamp): digits are
+//     plain, and the run never ends inside a run of digits (it backs off
+//     to the run's start, so the walk takes that run whole, as it would).
 func plainRun(a, b []byte, nonBlank bool) int {
 	var low uint64 = 0x21 // bytes below it stop the run
 	if nonBlank {
@@ -508,13 +514,25 @@ func plainRun(a, b []byte, nonBlank bool) int {
 	for k+8 <= len(a) && k+8 <= len(b) {
 		y := binary.LittleEndian.Uint64(b[k:])
 		// The high bit of each byte that differs or stops the walk.
-		m := stopBytes(y, low) | ^bytesBelow(binary.LittleEndian.Uint64(a[k:])^y, 1)&swarHigh
+		m := walkStopBytes(y, low) | ^bytesBelow(binary.LittleEndian.Uint64(a[k:])^y, 1)&swarHigh
 		if m != 0 {
-			return k + bits.TrailingZeros64(m)>>3
+			k += bits.TrailingZeros64(m) >> 3
+			break
 		}
 		k += 8
 	}
+	for k > 0 && isDigit(b[k-1]) {
+		k--
+	}
 	return k
+}
+
+// walkStopBytes is stopBytes taking digits: the high bit of each byte of
+// x that is a separator of learnPrefix (`:`, `|`, `]`, `>`; the test takes
+// 0x3a-0x3e whole) or below low.
+func walkStopBytes(x, low uint64) uint64 {
+	return bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x3a) |
+		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
 }
 
 // plainWord reports whether no byte of the word x is a digit, a

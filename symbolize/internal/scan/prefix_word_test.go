@@ -135,6 +135,11 @@ var prefixWordPairs = [][2]string{
 	{"abcdefghabcdefgh12>", "abcdefghabcdefgh34> "},
 	{"\x01\x02\x03\x04\x05\x06\x07\x08\x09: a", "\x01\x02\x03\x04\x05\x06\x07\x08\x09: b"},
 	{"ü¥€ßüß€¥ü: a", "ü¥€ßüß€¥ü: b"},
+	// digit runs inside the words past a timestamp (plainRun steps over
+	// equal ones, and backs off to the start of one that differs)
+	{"x IPC Server handler 7 on 8020 class: a", "x IPC Server handler 7 on 8020 class: b"},
+	{"x [pool-3-thread-12345678] Logger: a", "x [pool-3-thread-123456789] Logger: b"},
+	{"x [pool-3-thread-12345678] Logger: a", "x [pool-3-thread-12345679] Logger: b"},
 }
 
 func TestPrefixWordWalks(t *testing.T) {
