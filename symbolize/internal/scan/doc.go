@@ -47,6 +47,15 @@
 //   - The parser depends on differences of line numbers only, never on
 //     their value (ScanParallel's hand-over relies on it).
 //
+// Reading (issue 11). The synchronous Scanner takes its lines from a
+// window over the bytes its bufio.Reader holds (Scanner.win, scan.go):
+// no ReadSlice call per line, the line ends from newline bits set with
+// AVX2 a kilobyte at a time where lines are read (the repeat skip's jumps
+// cost none), the bytes taken dropped from the reader only when anything
+// else uses it (sync: the live reader's start, ScanParallel's offsets).
+// The lines are those ReadSlice gives (TestWindowLines and every scan
+// test).
+//
 // The package imports internal/demangler for frame names and nothing else
 // of the module.
 package scan
