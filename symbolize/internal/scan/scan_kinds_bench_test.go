@@ -67,7 +67,11 @@ func jvmMixed(size int) []byte {
 		default:
 			fmt.Fprintf(&b, "%s: ", classes[r.IntN(len(classes))])
 		}
-		fmt.Fprintf(&b, msgs[r.IntN(len(msgs))], r.IntN(100000), r.IntN(256))
+		// As many numbers as the message has verbs (more would print
+		// `%!(EXTRA …)`, which no logger writes).
+		msg := msgs[r.IntN(len(msgs))]
+		args := []any{r.IntN(100000), r.IntN(256)}
+		fmt.Fprintf(&b, msg, args[:strings.Count(msg, "%")]...)
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
