@@ -150,7 +150,7 @@ func (s *Scanner) skipRun(line, buf []byte) bool {
 	if learner {
 		// keep: the last line skipped is the previous line.
 		last := buf[(k-1)*(n+1) : (k-1)*(n+1)+n]
-		p.pfx.prev = append(p.pfx.prev[:0], last...)
+		p.pfx.setPrev(last)
 		p.pfx.prevNo = p.lineNo + k
 	}
 	p.lineNo += k

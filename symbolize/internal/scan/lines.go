@@ -365,14 +365,14 @@ func (l *prefixLearner) sameAsPrevCmp(t []byte, no int) (same, differs bool) {
 
 // learnCmp is learn for a line that sameAsPrevCmp found to differ from
 // the previous one, when differs.
-func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs bool) int {
+func (l *prefixLearner) learnCmp(t []byte, no int, idle, differs, stable bool) int {
 	if l.hasPrev && l.prevNo == no-1 && mayShare(l.prev, t) {
 		if e := learnPrefixCmp(l.prev, t, differs); e > 0 {
 			l.shape = string(t[:e])
 			return e
 		}
 	}
-	l.prev = append(l.prev[:0], t[:min(len(t), maxPrefixBytes+2)]...)
+	l.setPrevFrom(t[:min(len(t), maxPrefixBytes+2)], stable)
 	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, len(t) > maxPrefixBytes+2, false
 	return 0
 }

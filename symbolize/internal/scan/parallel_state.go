@@ -21,6 +21,10 @@ import (
 //   - parser.dem: a cache, its results do not depend on what it holds;
 //   - parser.out: the Crashes already finished, taken at the boundary;
 //   - parser.cur: nil at an idle boundary (only those are compared);
+//   - parser.stable: set by the Scanner for each line before it is read;
+//   - prefixLearner.prevBuf, prevAlias: where prev's bytes are kept (its
+//     own buffer, or the Scanner's read buffer until the Scanner syncs);
+//     prev's bytes are what is carried;
 //   - the Scanner's reader: chunks start at line starts, where the
 //     holeSqueezer holds no NUL run and the bufio.Reader no partial line.
 type carried struct {
@@ -127,7 +131,7 @@ func (p *parser) restore(c *carried, base int) {
 		l.prevNo, l.hasPrev, l.prevIdle = -1, false, false
 		return
 	}
-	l.prev = append(l.prev[:0], c.prev...)
+	l.setPrev(c.prev)
 	l.prevNo = p.lineNo
 	l.hasPrev, l.prevIdle, l.prevCut, l.prevScanned, l.prevHits = c.hasPrev, c.prevIdle, c.prevCut, c.prevScanned, c.prevHits
 }

@@ -234,6 +234,7 @@ func TestCarriedFields(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{
+		"stable",      // set for each line
 		"opts", "dem", // the same for every chunk / a cache
 		"lineNo",                   // carried.lineNo
 		"cur",                      // nil at an idle boundary
@@ -241,7 +242,7 @@ func TestCarriedFields(t *testing.T) {
 		"banner", "pending", "pfx", // carried
 		"pf", // the same for every chunk
 	}, names(parser{}))
-	assert.Equal(t, []string{"shape", "prev", "hasPrev", "prevNo", "prevIdle", "prevCut", "prevHits", "prevScanned"}, names(prefixLearner{}),
+	assert.Equal(t, []string{"shape", "prev", "prevBuf", "prevAlias", "hasPrev", "prevNo", "prevIdle", "prevCut", "prevHits", "prevScanned"}, names(prefixLearner{}),
 		"carried holds each of these (prevNo as hasPrevLine)")
 }
 

@@ -15,6 +15,11 @@ import (
 
 // parser holds the state across lines of one input.
 type parser struct {
+	// stable says that the physical line being read stays in the
+	// Scanner's read buffer until the Scanner syncs it (the synchronous
+	// reader): the prefix learner may keep it without a copy
+	// (prefixLearner.setPrevFrom).
+	stable bool
 	opts   ScanOptions
 	dem    *demangler.Demangler
 	lineNo int
@@ -184,9 +189,9 @@ func (p *parser) text(b []byte, truncated, nulFree bool) {
 		learned := 0
 		if learnable(k) && !stripped {
 			if same && !stripped {
-				p.pfx.keep(text, p.lineNo, true)
+				p.pfx.keep(text, p.lineNo, true, p.stable)
 			} else {
-				learned = p.pfx.learnCmp(text, p.lineNo, true, differs)
+				learned = p.pfx.learnCmp(text, p.lineNo, true, differs, p.stable)
 			}
 			if learned == 0 && scanned {
 				p.pfx.prevHits, p.pfx.prevScanned = hits, true

@@ -42,12 +42,20 @@ func headerAnchor(s string) int {
 // prefixLearner holds the prefix learned so far and the previous
 // unrecognized line to learn from.
 type prefixLearner struct {
-	shape    string // learned prefix; a run of digits stands for any run of digits
-	prev     []byte
-	hasPrev  bool
-	prevNo   int  // line number of prev
-	prevIdle bool // prev was dropped by the idle path (no incident saw it)
-	prevCut  bool // prev is only the first maxPrefixBytes+2 bytes of its line
+	shape string // learned prefix; a run of digits stands for any run of digits
+	// prev is the previous line (its first maxPrefixBytes+2 bytes). It is
+	// prevBuf, or, when prevAlias, the line's bytes in the Scanner's read
+	// buffer, which stay as they are until the Scanner reads through its
+	// bufio.Reader again: Scanner.sync calls pin first, which copies them
+	// (a copy per line was 4% of a scan of JVM chatter, issue 11). Only
+	// setPrev and alias write prev; never append to it.
+	prev      []byte
+	prevBuf   []byte
+	prevAlias bool
+	hasPrev   bool
+	prevNo    int  // line number of prev
+	prevIdle  bool // prev was dropped by the idle path (no incident saw it)
+	prevCut   bool // prev is only the first maxPrefixBytes+2 bytes of its line
 	// prevHits are the prefilter's anchors in prev, when prevScanned.
 	prevHits    scanHits
 	prevScanned bool
@@ -61,8 +69,8 @@ func (l *prefixLearner) sameAsPrev(t []byte, no int) bool {
 }
 
 // keep is learn for a line sameAsPrev: it becomes the previous line.
-func (l *prefixLearner) keep(t []byte, no int, idle bool) {
-	l.prev = append(l.prev[:0], t...)
+func (l *prefixLearner) keep(t []byte, no int, idle, stable bool) {
+	l.setPrevFrom(t, stable)
 	l.hasPrev, l.prevNo, l.prevIdle, l.prevCut, l.prevScanned = true, no, idle, false, false
 }
 
@@ -114,7 +122,7 @@ func (l *prefixLearner) learnAnchored(pre string) bool {
 // the length of the prefix learned from them (0 when none), else keeps t
 // as the previous line (number no; idle when no incident saw it).
 func (l *prefixLearner) learn(t []byte, no int, idle bool) int {
-	return l.learnCmp(t, no, idle, false)
+	return l.learnCmp(t, no, idle, false, false)
 }
 
 // relearnPrev returns the previous line without the prefix just learned
@@ -328,4 +336,28 @@ func (p *parser) subHits(h scanHits, scanned bool) (scanHits, bool) {
 		return h, true
 	}
 	return 0, false
+}
+
+// setPrev makes a copy of b the previous line.
+func (l *prefixLearner) setPrev(b []byte) {
+	l.prevBuf = append(l.prevBuf[:0], b...)
+	l.prev, l.prevAlias = l.prevBuf, false
+}
+
+// setPrevFrom makes b the previous line: b itself when stable (b is in the
+// Scanner's read buffer, unchanged until pin), else a copy.
+func (l *prefixLearner) setPrevFrom(b []byte, stable bool) {
+	if !stable {
+		l.setPrev(b)
+		return
+	}
+	l.prev, l.prevAlias = b[:len(b):len(b)], true
+}
+
+// pin copies the previous line out of the Scanner's read buffer before the
+// buffer is read into again (Scanner.sync).
+func (l *prefixLearner) pin() {
+	if l.prevAlias {
+		l.setPrev(l.prev)
+	}
 }

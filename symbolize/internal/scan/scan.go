@@ -139,6 +139,7 @@ func NewScanner(r io.Reader, opts ScanOptions) *Scanner {
 // readThrough makes s read r, whose bytes all pass through sq (r is sq,
 // or a squeezed reader around it), from its start.
 func (s *Scanner) readThrough(r io.Reader, sq *holeSqueezer) {
+	s.p.pfx.pin()
 	s.win, s.wpos = nil, 0
 	s.br.Reset(r)
 	s.sq = sq
@@ -317,6 +318,7 @@ func (s *Scanner) step() bool {
 		}
 		return false
 	}
+	s.p.stable = s.live == nil
 	s.p.physical(line, truncated, s.sq != nil && !s.sq.sawNUL)
 	s.skipRepeats(line, truncated, err) // fastrun.go: skips repeats of line that change nothing; carries no state
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -426,6 +428,7 @@ func (s *Scanner) nextNewline() int {
 // sync drops from br the bytes of the window before wpos and forgets the
 // window: br is then where the lines handed on end, for any use of it.
 func (s *Scanner) sync() {
+	s.p.pfx.pin() // the previous line may be in br's buffer
 	if s.wpos > 0 {
 		s.br.Discard(s.wpos) //nolint:errcheck // buffered: Discard drops them all
 	}
