@@ -283,6 +283,11 @@
 // (`FAULT | unaligned_load | starrocks::DistinctAggregateState::deserialize_and_merge`
 // instead of `FAULT | starrocks::unaligned_load`).
 //
+// crashsig-sig/11 renames one more scope in keys (moved_namespaces): Doris
+// 2.0's `doris::stream_load::` table sink (VNodeChannel, IndexChannel,
+// VOlapTableSink) is 2.1's `doris::vectorized::`, keyed `doris::` like it;
+// StarRocks' `starrocks::stream_load::` stays.
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //
