@@ -29,7 +29,7 @@ import (
 //     earlier run is no longer the context, and the marker is no evidence.
 //
 // Both are conditions of a path rule; with frames ["*"] they are its
-// evidence (weights weightFreedBy and weightLogContext).
+// evidence (weights weightFreedBy, weightLogContext and weightMainThread).
 
 // freedByPrefix starts the State of a freed-by stack.
 const freedByPrefix = "freed by "
@@ -122,50 +122,46 @@ func logContextHolds(globs []glob, crash *symbolize.Crash) (ctxHold, bool) {
 
 // contextHolds checks a rule's context conditions; it returns the
 // strongest context evidence that held (for the verdict's evidence line)
-// and its weight, or ok false when a condition fails. A rule without
-// context conditions holds with weight 0.
-func (cr *compiledRule) contextHolds(crash *symbolize.Crash) (h ctxHold, w float64, ok bool) {
+// and its source (srcFreedBy, srcLogContext, srcMainThread: its weight is
+// the source's), or ok false when a condition fails. A rule without
+// context conditions holds with source srcName.
+func (cr *compiledRule) contextHolds(crash *symbolize.Crash) (h ctxHold, src evidenceSource, ok bool) {
+	src = srcName
 	var mh ctxHold
 	if cr.mainThread {
-		var ok bool
 		if mh, ok = mainThreadHolds(crash); !ok {
-			return ctxHold{}, 0, false
+			return ctxHold{}, srcName, false
 		}
 	}
 	if len(cr.sanBug) > 0 && (crash == nil || !anyGlob(cr.sanBug, crash.SanitizerBug)) {
-		return ctxHold{}, 0, false
+		return ctxHold{}, srcName, false
 	}
 	if len(cr.freedBy) > 0 {
 		fh, ok := freedByHolds(cr.freedBy, crash)
 		if !ok {
-			return ctxHold{}, 0, false
+			return ctxHold{}, srcName, false
 		}
-		h, w = fh, weightFreedBy
+		h, src = fh, srcFreedBy
 	}
 	if len(cr.logContext) > 0 {
 		lh, ok := logContextHolds(cr.logContext, crash)
 		if !ok {
-			return ctxHold{}, 0, false
+			return ctxHold{}, srcName, false
 		}
-		if w == 0 {
-			h, w = lh, weightLogContext
+		if src == srcName {
+			h, src = lh, srcLogContext
 		}
 	}
-	if cr.mainThread && w == 0 {
-		h, w = mh, weightMainThread
+	if cr.mainThread && src == srcName {
+		h, src = mh, srcMainThread
 	}
-	return h, w, true
+	return h, src, true
 }
 
 // hasContext says whether the rule has context conditions.
 func (cr *compiledRule) hasContext() bool {
 	return len(cr.freedBy) > 0 || len(cr.logContext) > 0 || len(cr.sanBug) > 0 || cr.mainThread
 }
-
-// maxKernelID bounds a kernel thread or process id (Linux pid_max is at
-// most 2^22): a larger thread "id" is a pthread_t the header printed
-// instead (glog's `TID 0x7f…`), which never names the main thread.
-const maxKernelID = 1 << 22
 
 // mainThreadHolds reports whether the crash's crashing thread is its
 // process's main thread: Linux gives a process's first thread the PID as
@@ -177,21 +173,26 @@ const maxKernelID = 1 << 22
 // background-main-loop), then stops it (be/src/service/doris_main.cpp,
 // starrocks_be.cpp).
 func mainThreadHolds(crash *symbolize.Crash) (ctxHold, bool) {
-	if crash == nil || crash.PID <= 0 || crash.PID >= maxKernelID {
+	// pid_max is at most 2^22: a larger "PID" is no process id, and a
+	// thread id the header gave as a pthread_t (glog's `TID 0x7f…`) is
+	// larger still, so it never equals one.
+	if crash == nil || crash.PID <= 0 || crash.PID >= 1<<22 {
 		return ctxHold{}, false
 	}
-	for i := range crash.Threads {
-		t := &crash.Threads[i]
-		if !t.Crashed {
-			continue
-		}
-		if t.ID == crash.PID {
-			id := strconv.FormatInt(crash.PID, 10)
-			return ctxHold{glob: "TID = PID", text: "TID " + id + " = PID " + id, where: "the dump header (the process's main thread)"}, true
-		}
+	if t := crash.CrashingThread(); t == nil || t.ID != crash.PID {
 		return ctxHold{}, false
 	}
-	return ctxHold{}, false
+	id := strconv.FormatInt(crash.PID, 10)
+	return ctxHold{glob: "TID = PID", text: "TID " + id + " = PID " + id, where: "the dump header (the process's main thread)"}, true
+}
+
+// evidentAlone says whether the rule's conditions are evidence of their
+// own, so that it holds on a text with no frame after the crash mechanism
+// (a header- or preamble-only text, a dump cut at the signal handler): the
+// preamble's file line, the task label, a freed-by stack, the last
+// lifecycle log line, the main thread.
+func (cr *compiledRule) evidentAlone() bool {
+	return cr.fileLine != 0 || cr.taskLabel != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0 || cr.mainThread
 }
 
 // anyGlob reports whether s is non-empty and matches one of globs.

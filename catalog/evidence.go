@@ -90,6 +90,12 @@ func (s evidenceSource) weight() float64 {
 	return weightModule
 }
 
+// isContext says whether the source is context read beside the stack
+// (context.go): the evidence line quotes its text and where it is.
+func (s evidenceSource) isContext() bool {
+	return s == srcFreedBy || s == srcLogContext || s == srcMainThread
+}
+
 func (s evidenceSource) String() string {
 	switch s {
 	case srcName:
@@ -648,14 +654,4 @@ func openingBefore(s string, end int, open, close byte) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// hasLambdaMarker reports whether raw names a lambda's closure type.
-func hasLambdaMarker(raw string) bool {
-	for _, m := range lambdaMarkers {
-		if strings.Contains(raw, m) {
-			return true
-		}
-	}
-	return false
 }

@@ -334,18 +334,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		src := srcName
 		var ch ctxHold
 		if cr.hasContext() {
-			h, w, ok := cr.contextHolds(crash)
-			if !ok {
+			var ok bool
+			if ch, src, ok = cr.contextHolds(crash); !ok {
 				continue
-			}
-			ch = h
-			switch w {
-			case weightFreedBy:
-				src = srcFreedBy
-			case weightLogContext:
-				src = srcLogContext
-			case weightMainThread:
-				src = srcMainThread
 			}
 		}
 		held := false
@@ -360,11 +351,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 				break
 			}
 		}
-		// The preamble's file line and the context (a freed-by stack, the
-		// last lifecycle log line) are evidence of their own: a header- or
-		// preamble-only text, or one cut at the signal handler, has no frame
-		// after the mechanism for the rule to hold at (noFrame).
-		if !held && (cr.fileLine != 0 || cr.taskLabel != 0 || len(cr.freedBy) > 0 || len(cr.logContext) > 0 || cr.mainThread) && len(cr.callers) == 0 && !sv.hasWorkFrame() {
+		// A text with no frame after the mechanism gives the rule no frame
+		// to hold at: conditions that are evidence alone hold at noFrame.
+		if !held && cr.evidentAlone() && len(cr.callers) == 0 && !sv.hasWorkFrame() {
 			prev := best
 			consider(ri, hit{glob: c.universalGlob[ri], frame: noFrame, src: src, text: -1})
 			if best == ri && prev != ri {
@@ -426,7 +415,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		b.WriteString(" (")
 		b.WriteString(c.crules[best].at)
 		b.WriteString("): ")
-		if h.src == srcFreedBy || h.src == srcLogContext || h.src == srcMainThread {
+		if h.src.isContext() {
 			b.WriteString(h.src.String())
 			b.WriteByte(' ')
 			b.WriteString(strconv.Quote(bestCtx.text))
@@ -442,7 +431,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			b.WriteString(" of ")
 		}
 		if at == noFrame {
-			if h.src == srcFreedBy || h.src == srcLogContext || h.src == srcMainThread {
+			if h.src.isContext() {
 				b.WriteString("has ")
 			}
 			b.WriteString("no frame after the crash mechanism")

@@ -231,7 +231,7 @@ func (c *Catalog) viewFrom(crash *symbolize.Crash, frames []string, sig signatur
 				c.addHits(v, buf, i, srcType, t)
 			}
 		}
-		if raw := f.Name(); !f.Java && name != "" && c.stack.isProductName(name) && strings.IndexByte(raw, '<') >= 0 && hasLambdaMarker(raw) {
+		if raw := f.Name(); !f.Java && name != "" && c.stack.isProductName(name) && strings.IndexByte(raw, '<') >= 0 {
 			// a lambda passed to a product template (a thread pool's
 			// submit_func<…::$_0>, Defer<…>): its owner submitted the work
 			types = c.stack.lambdaArgOwners(types[:0], raw, name)
