@@ -3,6 +3,7 @@ package signature
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,13 +43,8 @@ func FuzzLoadRules(f *testing.F) {
 			t.Fatalf("loaded rules do not validate: %v", err)
 		}
 		again, err := LoadRules(bytes.NewReader(data))
-		if err != nil || len(again) != len(rules) {
-			t.Fatalf("second load differs: %d rules, err %v (first %d)", len(again), err, len(rules))
-		}
-		for i := range rules {
-			if rules[i].ID != again[i].ID || rules[i].Role != again[i].Role {
-				t.Fatalf("rule %d differs on reload", i)
-			}
+		if err != nil || !reflect.DeepEqual(rules, again) {
+			t.Fatalf("second load differs (err %v)", err)
 		}
 		g, err := NewGenerator(Options{ExtraRules: rules})
 		if err != nil {
@@ -74,21 +70,18 @@ func defaultRulesText(tb testing.TB) string {
 // TestLoadRulesTooLarge: a rule file over the limit is refused, not read
 // in part (a cut YAML list may parse and silently lose its last rules).
 func TestLoadRulesTooLarge(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("rules:\n")
-	for i := 0; b.Len() <= maxRuleFile; i++ {
-		b.WriteString("  - id: r")
-		b.WriteString(strings.Repeat("x", 8))
-		b.WriteString("\n    role: irrelevant\n    why: a rule of a very large site file\n    names: [\"acme::f\"]\n")
-	}
-	_, err := LoadRules(strings.NewReader(b.String()))
+	rule := "rules:\n  - id: site-wrapper\n    role: irrelevant\n    why: our in-house crash reporter wraps every handler\n    names: [\"acme::report_crash\"]\n"
+	// A valid file padded with a comment to exactly the limit loads.
+	pad := "# " + strings.Repeat("x", maxRuleFile-len(rule)-3) + "\n"
+	at := rule + pad
+	require.Len(t, at, maxRuleFile)
+	rules, err := LoadRules(strings.NewReader(at))
+	require.NoError(t, err)
+	require.Len(t, rules, 1)
+	assert.Equal(t, "site-wrapper", rules[0].ID)
+
+	// One byte more is refused by its size, before the YAML is read.
+	_, err = LoadRules(strings.NewReader(at + "\n"))
 	require.ErrorIs(t, err, ErrRule)
 	assert.Contains(t, err.Error(), "larger than")
-
-	// Just under the limit the same shape loads (the ids repeat, so it is
-	// refused for that, not for its size).
-	_, err = LoadRules(strings.NewReader(b.String()[:maxRuleFile/2]))
-	if err != nil {
-		assert.NotContains(t, err.Error(), "larger than")
-	}
 }

@@ -100,12 +100,6 @@ func isJunk(view string) bool {
 	return !ok
 }
 
-// isGlogLine says whether s is a glog line (glogLine).
-func isGlogLine(s string) bool {
-	_, _, _, ok := glogLine(s)
-	return ok
-}
-
 // classify returns the kind of a line and the submatches of its rule.
 func (p *parser) classify(s string) (lineKind, []string) { return p.classifyHits(s, 0, false) }
 
@@ -116,20 +110,22 @@ func (p *parser) kindOf(s string, hits scanHits, scanned bool) lineKind {
 	if trimmed == "" {
 		return kBlank
 	}
-	if !glogSeverity[trimmed[0]] || !isGlogLine(trimmed) {
-		// Not a glog line: classifyHits would go to the rules.
-		if scanned && p.pf != nil && hits&^(hitStars|hitRepair|hitBinary) == 0 && len(p.pf.byFirst[trimmed[0]]) == 0 {
-			// No prefix rule for its first byte, no contains rule's
-			// anchor: what match answers, without its calls.
-			return kOther
+	if glogSeverity[trimmed[0]] {
+		if sev, tid, msg, ok := glogLine(trimmed); ok {
+			k, _ := p.classifyGlog(trimmed, sev, tid, msg)
+			return k
 		}
-		if r, _ := p.match(s, trimmed, hits, scanned); r != nil {
-			return r.kind
-		}
+	}
+	// Not a glog line: the rules decide.
+	if scanned && p.pf != nil && hits&^(hitStars|hitRepair|hitBinary) == 0 && len(p.pf.byFirst[trimmed[0]]) == 0 {
+		// No prefix rule for its first byte, no contains rule's anchor:
+		// what match answers, without its calls.
 		return kOther
 	}
-	k, _ := p.classifyHits(s, hits, scanned)
-	return k
+	if r, _ := p.match(s, trimmed, hits, scanned); r != nil {
+		return r.kind
+	}
+	return kOther
 }
 
 // classifyHits is classify given the prefilter's hits in s (when scanned).
@@ -139,24 +135,7 @@ func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, 
 		return kBlank, nil
 	}
 	if sev, tid, msg, ok := glogLine(trimmed); ok {
-		if sev == 'F' {
-			return kFatal, []string{trimmed, msg, tid}
-		}
-		if strings.HasPrefix(msg, "DIAGNOSE ") {
-			return p.classifyDiagnose(msg)
-		}
-		if sev != 'I' && hasMemoryLimit(msg) {
-			return kMemLimit, []string{trimmed}
-		}
-		if isBannerMsg(msg) {
-			if r, m := p.match(msg, strings.TrimLeft(msg, " "), 0, false); r != nil && r.kind == kBanner {
-				return kBanner, m
-			}
-		}
-		if isLifecycleMsg(msg) {
-			return kLifecycleLog, []string{trimmed, msg}
-		}
-		return kGlog, []string{trimmed, msg}
+		return p.classifyGlog(trimmed, sev, tid, msg)
 	}
 	r, m := p.match(s, trimmed, hits, scanned)
 	if r == nil {
@@ -166,6 +145,29 @@ func (p *parser) classifyHits(s string, hits scanHits, scanned bool) (lineKind, 
 		m = []string{trimmed}
 	}
 	return r.kind, m
+}
+
+// classifyGlog is classifyHits for a glog line (glogLine gave sev, tid and
+// msg): FATAL, DIAGNOSE, memory limit, banner, lifecycle or plain glog.
+func (p *parser) classifyGlog(trimmed string, sev byte, tid, msg string) (lineKind, []string) {
+	if sev == 'F' {
+		return kFatal, []string{trimmed, msg, tid}
+	}
+	if strings.HasPrefix(msg, "DIAGNOSE ") {
+		return p.classifyDiagnose(msg)
+	}
+	if sev != 'I' && hasMemoryLimit(msg) {
+		return kMemLimit, []string{trimmed}
+	}
+	if isBannerMsg(msg) {
+		if r, m := p.match(msg, strings.TrimLeft(msg, " "), 0, false); r != nil && r.kind == kBanner {
+			return kBanner, m
+		}
+	}
+	if isLifecycleMsg(msg) {
+		return kLifecycleLog, []string{trimmed, msg}
+	}
+	return kGlog, []string{trimmed, msg}
 }
 
 // match runs the rules on a line, through the prefilter when there is one.

@@ -527,27 +527,12 @@ func plainRun(a, b []byte, nonBlank bool) int {
 	return k
 }
 
-// walkStopBytes is stopBytes taking digits: the high bit of each byte of
-// x that is a separator of learnPrefix (`:`, `|`, `]`, `>`; the test takes
-// 0x3a-0x3e whole) or below low.
+// walkStopBytes sets the high bit of each byte of x that learnPrefix's
+// walk stops or decides at past a timestamp: a separator (`:`, `|`, `]`,
+// `>`; the test takes 0x3a-0x3e whole) or a byte below low (0x21, or 0x20
+// once a non-blank byte was seen: plainRun). Digits are not marked (plainRun
+// steps over equal digit runs); exact per byte (bytesBelow).
 func walkStopBytes(x, low uint64) uint64 {
 	return bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x3a) |
-		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
-}
-
-// plainWord reports whether no byte of the word x is a digit, a
-// separator of learnPrefix (`:`, `|`, `]`, `>`), a blank, a tab or
-// another byte below 0x21 (the test takes 0x30-0x3e and bytes below 0x21
-// whole: more than needed, never less).
-func plainWord(x uint64) bool { return plainWordBelow(x, 0x21) }
-
-// plainWordBelow is plainWord with the bytes below low (0x21, or 0x20 to
-// take the blank) in place of those below 0x21.
-func plainWordBelow(x, low uint64) bool { return stopBytes(x, low) == 0 }
-
-// stopBytes sets the high bit of each byte of x that plainWordBelow(x,
-// low) does not take (exact per byte: bytesBelow).
-func stopBytes(x, low uint64) uint64 {
-	return bytesBelow(x, low) | bytesBelow(x, 0x3f)&^bytesBelow(x, 0x30) |
 		bytesBelow(x^0x7c7c7c7c7c7c7c7c, 1) | bytesBelow(x^0x5d5d5d5d5d5d5d5d, 1)
 }

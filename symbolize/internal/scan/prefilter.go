@@ -384,6 +384,16 @@ func (pf *prefilter) verify(s string, i int) scanHits {
 	return h
 }
 
+// applyPrefixed is apply for a prefix rule: only when trimmed begins with
+// the rule's prefix or its bare form.
+func (pr *pfRule) applyPrefixed(trimmed string) ([]string, bool) {
+	r := pr.r
+	if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
+		return nil, false
+	}
+	return pr.apply(trimmed)
+}
+
 // match is ruleSet.match with the anchors: the same rule wins (a rule is
 // skipped only when it cannot match), but expressions and substring
 // searches run only where their anchors are. hits are scan(text) when
@@ -392,29 +402,20 @@ func (pf *prefilter) match(text, trimmed string, tryContains bool, hits scanHits
 	if trimmed == "" {
 		return nil, nil
 	}
+	rules := pf.byFirst[trimmed[0]]
 	if t := pf.bySecond[trimmed[0]]; t != nil && len(trimmed) > 1 {
 		// The rules whose prefix or bare form may begin with the line's
 		// first two bytes, in order (the others' prefix tests fail).
-		rules := pf.byFirst[trimmed[0]]
 		for m := t[trimmed[1]]; m != 0; m &= m - 1 {
 			pr := &rules[bits.TrailingZeros16(m)]
-			r := pr.r
-			if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
-				continue
-			}
-			if m, ok := pr.apply(trimmed); ok {
-				return r, m
+			if sub, ok := pr.applyPrefixed(trimmed); ok {
+				return pr.r, sub
 			}
 		}
 	} else {
-		for i := range pf.byFirst[trimmed[0]] {
-			pr := &pf.byFirst[trimmed[0]][i]
-			r := pr.r
-			if !strings.HasPrefix(trimmed, r.prefix) && !(r.bare != "" && strings.HasPrefix(trimmed, r.bare)) {
-				continue
-			}
-			if m, ok := pr.apply(trimmed); ok {
-				return r, m
+		for i := range rules {
+			if sub, ok := rules[i].applyPrefixed(trimmed); ok {
+				return rules[i].r, sub
 			}
 		}
 	}

@@ -48,7 +48,8 @@ type prefixLearner struct {
 	// buffer, which stay as they are until the Scanner reads through its
 	// bufio.Reader again: Scanner.sync calls pin first, which copies them
 	// (a copy per line was 4% of a scan of JVM chatter, issue 11). Only
-	// setPrev and alias write prev; never append to it.
+	// setPrev and setPrevFrom write prev; never append to it (an alias's
+	// capacity ends with it, but its bytes are the reader's).
 	prev      []byte
 	prevBuf   []byte
 	prevAlias bool

@@ -154,15 +154,24 @@ func TestPrefixWordWalks(t *testing.T) {
 	// A case the word walk must get right: a learned prefix of two words.
 	assert.Equal(t, len("org.apache.hadoop.security.Groups: "), learnPrefix([]byte(prefixWordPairs[0][0]), []byte(prefixWordPairs[0][1])))
 	assert.Equal(t, len("org.apache.hadoop.security.Groups: "), matchPrefix([]byte(prefixWordPairs[0][1]), "org.apache.hadoop.security.Groups: "))
-	// plainWord takes no digit, separator or blank in any byte.
-	for _, c := range []byte("0123456789:|]> \t\x00\x1f") {
+	// walkStopBytes marks exactly the bytes the walk stops or decides at:
+	// separators, bytes below low (a blank only before nonBlank), never a
+	// digit (plainRun steps over equal digit runs).
+	for _, c := range []byte(":|]> \t\x00\x1f;=") {
 		for k := range 8 {
 			w := []byte("abcdefgh")
 			w[k] = c
-			assert.False(t, plainWord(leUint64(w)), "%q", w)
+			want := uint64(0x80) << (8 * k)
+			if c == ' ' {
+				assert.Zero(t, walkStopBytes(leUint64(w), 0x20), "%q past a non-blank byte", w)
+			} else {
+				assert.Equal(t, want, walkStopBytes(leUint64(w), 0x20), "%q", w)
+			}
+			assert.Equal(t, want, walkStopBytes(leUint64(w), 0x21), "%q", w)
 		}
 	}
-	assert.True(t, plainWord(leUint64([]byte("a.b-c/Z["))))
+	assert.Zero(t, walkStopBytes(leUint64([]byte("a.b-c/Z[")), 0x21))
+	assert.Zero(t, walkStopBytes(leUint64([]byte("01234567")), 0x21))
 }
 
 func leUint64(b []byte) uint64 {
