@@ -80,11 +80,18 @@ type matchScratch struct {
 // buildGlobIndex indexes globs; glob ids are their positions.
 func buildGlobIndex(globs []glob) *globIndex {
 	ix := &globIndex{globs: globs}
-	type bnode struct {
-		next map[byte]int32
-		out  []int32
+	// The trie under construction: each node's edges sorted by byte (most
+	// nodes have one; a map per node made building the default catalog's
+	// index cost more than parsing it).
+	type bedge struct {
+		c byte
+		t int32
 	}
-	nodes := []bnode{{next: map[byte]int32{}}}
+	type bnode struct {
+		edges []bedge
+		out   []int32
+	}
+	nodes := []bnode{{}}
 	litNode := map[string]int32{}
 	for id, g := range globs {
 		if g.literal == "" {
@@ -107,12 +114,15 @@ func buildGlobIndex(globs []glob) *globIndex {
 		cur := int32(0)
 		for i := 0; i < len(g.literal); i++ {
 			c := g.literal[i]
-			nx, ok := nodes[cur].next[c]
-			if !ok {
-				nx = int32(len(nodes))
-				nodes = append(nodes, bnode{next: map[byte]int32{}})
-				nodes[cur].next[c] = nx
+			es := nodes[cur].edges
+			k, found := slices.BinarySearchFunc(es, c, func(e bedge, c byte) int { return int(e.c) - int(c) })
+			if found {
+				cur = es[k].t
+				continue
 			}
+			nx := int32(len(nodes))
+			nodes = append(nodes, bnode{})
+			nodes[cur].edges = slices.Insert(es, k, bedge{c, nx})
 			cur = nx
 		}
 		litNode[g.literal] = cur
@@ -120,36 +130,31 @@ func buildGlobIndex(globs []glob) *globIndex {
 	}
 	n := len(nodes)
 	ix.nodes = make([]acNode, n)
-	keys := make([]int, 0, 256)
 	for i := range nodes {
 		nd := &ix.nodes[i]
-		keys = keys[:0]
-		for c := range nodes[i].next {
-			keys = append(keys, int(c))
-		}
-		sort.Ints(keys)
-		nd.nEdge = uint16(len(keys))
+		es := nodes[i].edges
+		nd.nEdge = uint16(len(es))
 		switch {
 		case i == 0:
-			for _, c := range keys {
-				ix.root[c] = nodes[0].next[byte(c)]
+			for _, e := range es {
+				ix.root[e.c] = e.t
 			}
-		case len(keys) == 1:
-			nd.label = byte(keys[0])
-			nd.next = nodes[i].next[byte(keys[0])]
-		case len(keys) >= denseEdges:
+		case len(es) == 1:
+			nd.label = es[0].c
+			nd.next = es[0].t
+		case len(es) >= denseEdges:
 			nd.next = int32(len(ix.dense))
 			for range 256 {
 				ix.dense = append(ix.dense, -1)
 			}
-			for _, c := range keys {
-				ix.dense[int(nd.next)+c] = nodes[i].next[byte(c)]
+			for _, e := range es {
+				ix.dense[int(nd.next)+int(e.c)] = e.t
 			}
-		case len(keys) > 1:
+		case len(es) > 1:
 			nd.next = int32(len(ix.labels))
-			for _, c := range keys {
-				ix.labels = append(ix.labels, byte(c))
-				ix.targets = append(ix.targets, nodes[i].next[byte(c)])
+			for _, e := range es {
+				ix.labels = append(ix.labels, e.c)
+				ix.targets = append(ix.targets, e.t)
 			}
 		}
 	}
@@ -168,13 +173,8 @@ func buildGlobIndex(globs []glob) *globIndex {
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		keys = keys[:0]
-		for c := range nodes[u].next {
-			keys = append(keys, int(c))
-		}
-		sort.Ints(keys)
-		for _, ci := range keys {
-			c, v := byte(ci), nodes[u].next[byte(ci)]
+		for _, e := range nodes[u].edges {
+			c, v := e.c, e.t
 			f := ix.nodes[u].fail
 			for {
 				if t := ix.step1(f, c); t >= 0 {
