@@ -41,7 +41,8 @@
 //     F1 Doris boost::stacktrace dumps, F2 glog signal dumps with the
 //     StarRocks preamble, F3 Check failures, F4 terminate, F5 JVM hs_err,
 //     F6 sanitizers, F7 gdb/pstack/jstack and the Doris stack-trace
-//     endpoint, systemd-coredump reports (format_coredump.go), F0
+//     endpoint, systemd-coredump reports (format_coredump.go), Breakpad
+//     minidump_stackwalk listings (format_minidump.go), F0
 //     restart markers, F8 allocator and assert messages, F9 kernel lines. A rule is a literal prefix and an optional RE2
 //     expression; `*** ` headers are also recognized without the `***`,
 //     which Markdown eats. Adding a format is adding table entries and a

@@ -1,6 +1,7 @@
 // Package scan is crashsig's crash-text scanner and its crash model: it
 // reads be.out, be.INFO/WARNING, gdb and pstack output, sanitizer reports,
-// JVM hs_err and jstack dumps, systemd-coredump reports and kernel lines
+// JVM hs_err and jstack dumps, systemd-coredump reports, Breakpad
+// minidump_stackwalk listings and kernel lines
 // (format families F0–F9, one table file per family: format_*.go) and
 // yields one *Crash per incident. The symbolize package re-exports its API
 // (scan_face.go there); users import symbolize, not this package.
@@ -19,7 +20,7 @@
 //     and NUL holes skipped without running a rule;
 //   - format*.go, frames.go, regexp.go: the declarative format tables and
 //     the frame-line parsers (boost, glog `@`, sanitizer, gdb, Java,
-//     systemd-coredump), lifecycle log lines;
+//     systemd-coredump, minidump_stackwalk), lifecycle log lines;
 //   - incident.go, incident_header.go, incident_frames.go,
 //     incident_bounds.go, incident_jvm.go, finish.go, finish_gdb.go,
 //     fragment.go: assembly of an incident's parts (headers, frames, where

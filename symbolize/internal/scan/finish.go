@@ -79,6 +79,17 @@ func (in *incident) chooseThreads(p *parser) {
 			}
 			in.stacks = kept
 		}
+		if crashed < 0 {
+			// minidump_stackwalk prints the crashing (or dump-requesting)
+			// thread first, marked; without the mark (a paste cut above
+			// it) the first thread of a dump that crashed.
+			for i, s := range in.stacks {
+				if s.origin == "minidump" && (s.prio == 2 || c.Kind == KindSignal && i == 0) {
+					crashed = i
+					break
+				}
+			}
+		}
 		for i, s := range in.stacks {
 			if in.gdbCur != 0 && s.th.ID == in.gdbCur {
 				crashed = i

@@ -25,6 +25,7 @@ const (
 	secDorisAPI          // Doris /api/stack_trace
 	secDiag              // StarRocks DIAGNOSE all-threads dump
 	secCoredump          // systemd-coredump stack traces
+	secMinidump          // Breakpad minidump_stackwalk threads
 	secDone              // dump complete: only trailing extras are accepted
 )
 
@@ -177,7 +178,7 @@ func (in *incident) gapLimit() int {
 		return 400
 	case secSanTail:
 		return 60
-	case secGDB, secCoredump:
+	case secGDB, secCoredump, secMinidump:
 		return 40
 	case secJstack:
 		return 60
@@ -766,6 +767,63 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			// named another one.
 			in.note("the kernel line names thread %d, the core dump's first thread is %d", in.stacks[0].th.ID, s.th.ID)
 		}
+		in.used(ln)
+		return true
+
+	case kMinidumpReason:
+		if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown && in.sec != secMinidump {
+			return false
+		}
+		in.minidumpStart()
+		if sig := minidumpSignal(m[1]); sig != "" {
+			c.Signal = sig
+		}
+		if c.Kind == KindUnknown {
+			c.Kind = KindSignal
+			if m[1] == "DUMP_REQUESTED" { // written on request (SIGUSR1), not a crash
+				c.Kind = KindThreadDump
+			}
+		}
+		in.used(ln)
+		return true
+
+	case kMinidumpAddress:
+		if in.sec != secMinidump || in.hasDumpFrames() {
+			return false
+		}
+		if v, ok := parseHex(m[1]); ok {
+			c.FaultAddress, c.HasFaultAddress = Addr(v), true
+		}
+		in.used(ln)
+		return true
+
+	case kMinidumpThread:
+		if in.sec != secMinidump {
+			if m[2] == "" || in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown {
+				return false
+			}
+			in.minidumpStart()
+		}
+		if len(in.stacks) >= p.opts.MaxThreads {
+			in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+			in.cur = &stack{}
+			in.used(ln)
+			return true
+		}
+		prio := 1
+		switch m[2] {
+		case "crashed":
+			prio = 2 // the crashing thread (chooseThreads)
+			if c.Kind == KindUnknown {
+				c.Kind = KindSignal
+			}
+		case "requested dump, did not crash":
+			prio = 2
+			if c.Kind == KindUnknown {
+				c.Kind = KindThreadDump
+			}
+		}
+		in.newStack("minidump", prio)
 		in.used(ln)
 		return true
 

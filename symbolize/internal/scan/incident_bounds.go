@@ -252,6 +252,8 @@ func (in *incident) closedBy(k lineKind) bool {
 		return in.sec == secHeader // a signal dump's header, cut before its frames
 	case kCoredumpStart:
 		return in.sec == secHeader || in.sec == secCoredump && in.hasDumpFrames()
+	case kMinidumpReason:
+		return in.sec == secHeader || in.sec == secMinidump && in.hasDumpFrames()
 	case kSignal:
 		// A signal line comes before its frames: after another dump's
 		// frames it starts the next incident, unless it is the abort dump

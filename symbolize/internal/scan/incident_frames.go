@@ -169,6 +169,18 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			in.used(ln) // the module list after the traces
 			return true
 		}
+	case secMinidump:
+		if f, ok := p.parseMinidumpFrame(text); ok {
+			if in.cur == nil || in.cur.origin != "minidump" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
+				in.newStack("minidump", 1) // a thread whose header line is missing
+			}
+			in.addFrame(p, f, ln)
+			return true
+		}
+		if isMinidumpContext(text) {
+			in.used(ln)
+			return true
+		}
 	case secDorisAPI:
 		if f, ok := p.parseBoostFrame(text); ok && in.cur != nil {
 			in.addFrame(p, f, ln)
