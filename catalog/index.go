@@ -91,7 +91,11 @@ func buildGlobIndex(globs []glob) *globIndex {
 		edges []bedge
 		out   []int32
 	}
-	nodes := []bnode{{}}
+	size := 1
+	for _, g := range globs {
+		size += len(g.literal) // at most one node per literal byte
+	}
+	nodes := make([]bnode, 1, size)
 	litNode := map[string]int32{}
 	for id, g := range globs {
 		if g.literal == "" {
