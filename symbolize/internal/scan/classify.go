@@ -186,10 +186,8 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		kVersion, kFatal, kCheckHeader, kTerminate, kWhat, kJVMStart, kJVMOOM, kHsErrThread,
 		kJstackStart, kJavaThread, kAsanStart, kAsanDeadly, kTsanStart, kUbsanStart,
 		kGDBCore, kGDBTerminated, kGDBThread, kGDBCurrent, kJemalloc, kAssert, kKernelSegv, kKernelTrap,
-		kDorisAPIStart, kMinidump, kDiagGroup, kCoredumpStart, kCoredumpThread, kSanStack, kMinidumpReason:
+		kDorisAPIStart, kMinidump, kDiagGroup, kCoredumpStart, kCoredumpThread, kSanStack, kMinidumpReason, kMinidumpThread:
 		return true
-	case kMinidumpThread:
-		return strings.HasSuffix(strings.TrimSpace(text), ")") // `Thread N (crashed)`, not a bare `Thread N`
 	case kTcmalloc:
 		return isFatalAllocatorLine(text)
 	case kSanEnd:

@@ -65,15 +65,14 @@ const (
 	kDiagGroup
 	kDiagFrame
 	kDiagEnd
-	kCoredumpStart   // systemd-coredump: Process N (comm) of user U dumped core
-	kCoredumpThread  // systemd-coredump: Stack trace of thread N:
-	kCoredumpSignal  // coredumpctl info: Signal: 11 (SEGV)
-	kSRFile          // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
-	kLifecycleLog    // a glog line printed only while the backend starts or stops (format_lifecycle.go)
-	kSanStack        // a sanitizer report's freed-by, allocated-by or thread-creation stack header (format_sanitizer.go)
-	kMinidumpReason  // minidump_stackwalk: Crash reason:  SIGSEGV /SEGV_MAPERR (format_minidump.go)
-	kMinidumpAddress // minidump_stackwalk: Crash address: 0x0
-	kMinidumpThread  // minidump_stackwalk: Thread 65 (crashed)
+	kCoredumpStart  // systemd-coredump: Process N (comm) of user U dumped core
+	kCoredumpThread // systemd-coredump: Stack trace of thread N:
+	kCoredumpSignal // coredumpctl info: Signal: 11 (SEGV)
+	kSRFile         // StarRocks preamble: the file the thread was reading (format_glog.go F2.pre_file)
+	kLifecycleLog   // a glog line printed only while the backend starts or stops (format_lifecycle.go)
+	kSanStack       // a sanitizer report's freed-by, allocated-by or thread-creation stack header (format_sanitizer.go)
+	kMinidumpReason // minidump_stackwalk: Crash reason:  SIGSEGV /SEGV_MAPERR (format_minidump.go)
+	kMinidumpThread // minidump_stackwalk: Thread 65 (crashed)
 )
 
 // lineRule is one entry of a format table: a cheap literal test, then an

@@ -43,10 +43,52 @@ import (
 var minidumpRules = []lineRule{
 	{id: "F7.minidump_reason", kind: kMinidumpReason, prefix: "Crash reason:",
 		re: mustCompile(`^Crash reason:\s+(\S+)`)},
-	{id: "F7.minidump_address", kind: kMinidumpAddress, prefix: "Crash address: 0x",
-		re: mustCompile(`^Crash address: 0x([0-9a-fA-F]{1,16})\s*$`)},
 	{id: "F7.minidump_thread", kind: kMinidumpThread, prefix: "Thread ",
-		re: mustCompile(`^Thread (\d+)(?: \((crashed|requested dump, did not crash)\))?\s*$`)},
+		re: mustCompile(`^Thread (\d+) \((crashed|requested dump, did not crash)\)\s*$`)},
+}
+
+// The report's other lines are read only inside it (secMinidump), as
+// ordinary lines: a bare `Thread N` or a `Crash address:` elsewhere is
+// not a reason to end another incident.
+var (
+	minidumpAddress     = mustCompile(`^Crash address: 0x([0-9a-fA-F]{1,16})\s*$`)
+	minidumpOtherThread = mustCompile(`^Thread (\d+)\s*$`)
+)
+
+// minidumpLine takes a line of a minidump_stackwalk report that no rule
+// classifies: the crash address, a frame, another thread's header, or
+// one of the lines around the frames.
+func (in *incident) minidumpLine(p *parser, ln lineInfo, text string) bool {
+	if f, ok := p.parseMinidumpFrame(text); ok {
+		if in.cur == nil || in.cur.origin != "minidump" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
+			in.newStack("minidump", 1) // a thread whose header line is missing
+		}
+		in.addFrame(p, f, ln)
+		return true
+	}
+	t := strings.TrimSpace(text)
+	if m := minidumpAddress.FindStringSubmatch(t); m != nil && !in.hasDumpFrames() {
+		if v, ok := parseHex(m[1]); ok {
+			in.c.FaultAddress, in.c.HasFaultAddress = Addr(v), true
+		}
+		in.used(ln)
+		return true
+	}
+	if minidumpOtherThread.MatchString(t) {
+		if len(in.stacks) >= p.opts.MaxThreads {
+			in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+			in.cur = &stack{}
+		} else {
+			in.newStack("minidump", 1)
+		}
+		in.used(ln)
+		return true
+	}
+	if isMinidumpContext(text) {
+		in.used(ln)
+		return true
+	}
+	return false
 }
 
 // minidumpFrame is one frame line of minidump_stackwalk.
@@ -54,7 +96,7 @@ var minidumpFrame = mustCompile(`^\s{0,3}(\d{1,5})  (?:0x([0-9a-fA-F]{1,16})|([^
 
 // parseMinidumpFrame parses a minidump_stackwalk frame line.
 func (p *parser) parseMinidumpFrame(s string) (Frame, bool) {
-	if len(s) < 4 || strings.IndexByte(s, '#') >= 0 && strings.HasPrefix(strings.TrimSpace(s), "#") {
+	if len(s) < 4 {
 		return Frame{}, false
 	}
 	m := minidumpFrame.FindStringSubmatch(s)

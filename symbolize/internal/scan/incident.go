@@ -787,19 +787,9 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		in.used(ln)
 		return true
 
-	case kMinidumpAddress:
-		if in.sec != secMinidump || in.hasDumpFrames() {
-			return false
-		}
-		if v, ok := parseHex(m[1]); ok {
-			c.FaultAddress, c.HasFaultAddress = Addr(v), true
-		}
-		in.used(ln)
-		return true
-
 	case kMinidumpThread:
 		if in.sec != secMinidump {
-			if m[2] == "" || in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown {
+			if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown {
 				return false
 			}
 			in.minidumpStart()
@@ -810,20 +800,13 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			in.used(ln)
 			return true
 		}
-		prio := 1
-		switch m[2] {
-		case "crashed":
-			prio = 2 // the crashing thread (chooseThreads)
-			if c.Kind == KindUnknown {
-				c.Kind = KindSignal
-			}
-		case "requested dump, did not crash":
-			prio = 2
-			if c.Kind == KindUnknown {
+		if c.Kind == KindUnknown {
+			c.Kind = KindSignal
+			if m[2] != "crashed" { // requested dump, did not crash
 				c.Kind = KindThreadDump
 			}
 		}
-		in.newStack("minidump", prio)
+		in.newStack("minidump", 2) // the crashing (or dump-requesting) thread: chooseThreads
 		in.used(ln)
 		return true
 

@@ -170,15 +170,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 			return true
 		}
 	case secMinidump:
-		if f, ok := p.parseMinidumpFrame(text); ok {
-			if in.cur == nil || in.cur.origin != "minidump" || f.Index == 0 && len(in.cur.th.Frames) > 0 {
-				in.newStack("minidump", 1) // a thread whose header line is missing
-			}
-			in.addFrame(p, f, ln)
-			return true
-		}
-		if isMinidumpContext(text) {
-			in.used(ln)
+		if in.minidumpLine(p, ln, text) {
 			return true
 		}
 	case secDorisAPI:
