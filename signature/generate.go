@@ -80,9 +80,8 @@ type frameClass struct {
 func NewGenerator(opts Options) (*Generator, error) {
 	base := opts.Rules
 	if base == nil {
-		base = DefaultRules()
-	}
-	if err := ValidateRules(base); err != nil {
+		base = embeddedRuleFiles().Rules // validated when read, not changed
+	} else if err := ValidateRules(base); err != nil {
 		return nil, err
 	}
 	if err := ValidateRules(opts.ExtraRules); err != nil {

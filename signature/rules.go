@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,18 +130,32 @@ const maxRuleFile = 4 << 20
 // DefaultRules returns a copy of the embedded default rule set
 // (signature/rules/*.yaml).
 func DefaultRules() []Rule {
-	return embeddedRuleFiles().Rules
+	return cloneRules(embeddedRuleFiles().Rules)
 }
 
-// embeddedRuleFiles reads the embedded rule files (a fresh copy each call).
-func embeddedRuleFiles() ruleFile {
+// cloneRules copies rules and the lists they hold.
+func cloneRules(rules []Rule) []Rule {
+	out := slices.Clone(rules)
+	for i := range out {
+		out[i].Names = slices.Clone(out[i].Names)
+		out[i].Prefixes = slices.Clone(out[i].Prefixes)
+		out[i].KeyNames = slices.Clone(out[i].KeyNames)
+	}
+	return out
+}
+
+// embeddedRuleFiles returns the embedded rule files, read and validated
+// once (decoding and validating them was a quarter of the CLI's
+// start-up, done three times: for the rules, the app namespaces and the
+// moved namespaces). Callers must not change what it returns.
+var embeddedRuleFiles = sync.OnceValue(func() ruleFile {
 	f, err := loadRuleFiles(embeddedRules, "rules")
 	if err != nil {
 		// The embedded files are validated by the package tests.
 		panic("signature: embedded rules: " + err.Error())
 	}
 	return f
-}
+})
 
 // defaultAppNamespaces are the embedded files' app_namespaces, read once
 // and never changed.

@@ -2,6 +2,7 @@ package signature
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,4 +311,23 @@ func TestAppNamespacesRefusedOutsideDefaults(t *testing.T) {
 	for _, bad := range [][]string{{"doris"}, {"::"}, {"a::b::"}, {"a <b>::"}, {"doris::", "doris::"}} {
 		assert.ErrorIs(t, validateAppNamespaces(bad), ErrRule, "%q", bad)
 	}
+}
+
+// TestDefaultRulesCopy: the embedded rules are read once and shared by
+// every Generator; DefaultRules hands out a copy, so a caller changing it
+// (to derive its own rule set) changes neither the next copy nor the
+// default keys.
+func TestDefaultRulesCopy(t *testing.T) {
+	before := DefaultRules()
+	require.NotEmpty(t, before)
+	i := slices.IndexFunc(before, func(r Rule) bool { return len(r.Names) > 0 })
+	require.GreaterOrEqual(t, i, 0)
+	name := before[i].Names[0]
+	mine := DefaultRules()
+	mine[i].Names[0] = "changed::by::caller"
+	mine[i].ID = "changed"
+	again := DefaultRules()
+	assert.Equal(t, name, again[i].Names[0])
+	assert.Equal(t, before[i].ID, again[i].ID)
+	assert.Equal(t, before, again)
 }
