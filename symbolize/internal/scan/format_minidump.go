@@ -1,9 +1,6 @@
 package scan
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // Breakpad's minidump_stackwalk output (F7.7): what a user pastes after
 // processing the .dmp that Doris 1.0-1.1 (be/src/util/minidump.cpp; the
@@ -41,8 +38,10 @@ import (
 // are relative (to the line, the function or the module), so only a bare
 // address is a PC.
 var minidumpRules = []lineRule{
+	// `SIGSEGV /SEGV_MAPERR` gives the signal (m[1]); a Windows exception
+	// or DUMP_REQUESTED (a dump written on request, SIGUSR1) none (m[2]).
 	{id: "F7.minidump_reason", kind: kMinidumpReason, prefix: "Crash reason:",
-		re: mustCompile(`^Crash reason:\s+(\S+)`)},
+		re: mustCompile(`^Crash reason:\s+(?:(SIG[A-Z0-9]+)\b|(\S+))`)},
 	{id: "F7.minidump_thread", kind: kMinidumpThread, prefix: "Thread ",
 		re: mustCompile(`^Thread (\d+) \((crashed|requested dump, did not crash)\)\s*$`)},
 }
@@ -75,16 +74,10 @@ func (in *incident) minidumpLine(p *parser, ln lineInfo, text string) bool {
 		return true
 	}
 	if minidumpOtherThread.MatchString(t) {
-		if len(in.stacks) >= p.opts.MaxThreads {
-			in.note("thread dump cut at %d threads", p.opts.MaxThreads)
-			in.cur = &stack{}
-		} else {
-			in.newStack("minidump", 1)
-		}
-		in.used(ln)
+		in.minidumpThread(p, ln, 1)
 		return true
 	}
-	if isMinidumpContext(text) {
+	if minidumpContext.MatchString(t) {
 		in.used(ln)
 		return true
 	}
@@ -103,11 +96,7 @@ func (p *parser) parseMinidumpFrame(s string) (Frame, bool) {
 	if m == nil {
 		return Frame{}, false
 	}
-	f := Frame{Raw: s}
-	var err error
-	if f.Index, err = strconv.Atoi(m[1]); err != nil || f.Index > 1<<20 {
-		return Frame{}, false
-	}
+	f := Frame{Raw: s, Index: atoi(m[1])} // at most 5 digits
 	if m[2] != "" {
 		v, ok := parseHex(m[2])
 		if !ok {
@@ -122,7 +111,7 @@ func (p *parser) parseMinidumpFrame(s string) (Frame, bool) {
 	}
 	if m[5] != "" {
 		f.File = m[5]
-		f.Line, _ = strconv.Atoi(m[6])
+		f.Line = atoi(m[6])
 	}
 	if m[4] == "" && m[8] != "" {
 		if off, ok := parseHex(m[8]); ok {
@@ -132,73 +121,37 @@ func (p *parser) parseMinidumpFrame(s string) (Frame, bool) {
 	return f, true
 }
 
-// isMinidumpContext says whether a line inside minidump_stackwalk's
-// threads is one of the lines it prints around the frames: registers,
-// `Found by:`, stack contents, the module list.
-func isMinidumpContext(text string) bool {
-	t := strings.TrimSpace(text)
-	switch {
-	case t == "":
-		return false
-	case strings.HasPrefix(t, "Found by: "), t == "Stack contents:", t == "Possible instruction pointers:",
-		t == "Loaded modules:", t == "<no frames>":
-		return true
-	case strings.HasPrefix(t, "*(0x"): // a possible instruction pointer
-		return true
-	case strings.HasPrefix(t, "0x") && strings.Contains(t, " - 0x"): // a module
-		return true
-	}
-	// `rax = 0x…   rdx = 0x…`
-	if i := strings.Index(t, " = 0x"); i > 0 && i <= 6 && isRegisterName(t[:i]) {
-		return true
-	}
-	// A stack contents row: `00007ffd4f7d2f70 00 00 … `.
-	if len(t) > 17 && t[16] == ' ' && isHexString(t[:16]) {
-		return true
-	}
-	return false
-}
+// minidumpContext matches the lines minidump_stackwalk prints around a
+// thread's frames (trimmed): `Found by:`, registers (`rax = 0x…   rdx =
+// 0x…`), with -s `Stack contents:` and its rows and `Possible instruction
+// pointers:` with `*(0x…) = 0x… <f>` lines, then `Loaded modules:` and
+// one `0x… - 0x…  module  version` line per module.
+var minidumpContext = mustCompile(`^(?:Found by: .*|Stack contents:|Possible instruction pointers:|Loaded modules:|<no frames>|` +
+	`\*\(0x[0-9a-f]+\) = .*|0x[0-9a-f]+ - 0x[0-9a-f]+ .*|(?:[a-z][a-z0-9]{0,5} = 0x[0-9a-f]+\s*)+|[0-9a-f]{8,16}(?: .*)?)$`)
 
-func isRegisterName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return s != ""
-}
-
-func isHexString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// minidumpSignal is the signal of a `Crash reason:` value: `SIGSEGV
-// /SEGV_MAPERR` gives SIGSEGV; a Windows exception or DUMP_REQUESTED none.
-func minidumpSignal(reason string) string {
-	if strings.HasPrefix(reason, "SIG") && len(reason) > 3 && isUpperAlnum(reason[3:]) {
-		return reason
-	}
-	return ""
-}
-
-func isUpperAlnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// minidumpStart enters a minidump_stackwalk report.
-func (in *incident) minidumpStart() {
+// minidumpStart enters a minidump_stackwalk report; requested says the
+// dump was written on request, without a crash (a thread dump).
+func (in *incident) minidumpStart(requested bool) {
 	in.addFormat("F7")
 	in.sec = secMinidump
 	in.cur = nil
+	if in.c.Kind == KindUnknown {
+		in.c.Kind = KindSignal
+		if requested {
+			in.c.Kind = KindThreadDump
+		}
+	}
+}
+
+// minidumpThread starts the stack of a thread header; prio 2 marks the
+// thread printed first, the crashing or dump-requesting one
+// (chooseThreads).
+func (in *incident) minidumpThread(p *parser, ln lineInfo, prio int) {
+	if len(in.stacks) >= p.opts.MaxThreads {
+		in.note("thread dump cut at %d threads", p.opts.MaxThreads)
+		in.cur = &stack{}
+	} else {
+		in.newStack("minidump", prio)
+	}
+	in.used(ln)
 }

@@ -8,44 +8,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestParseMinidumpFrame: each frame shape PrintStack writes, and lines
+// that are not frames (gdb's, registers, a bare name, a table row).
 func TestParseMinidumpFrame(t *testing.T) {
 	var p parser
 	p.init(ScanOptions{})
-	for _, tc := range []struct {
-		line   string
-		ok     bool
-		index  int
-		pc     Addr
-		name   string
-		module string
-		file   string
-		line_  int
-		offset Addr
-	}{
-		{" 0  palo_be!tcmalloc::CentralFreeList::FetchFromOneSpans(int, void**, void**) [central_freelist.cc : 299 + 0x0]", true, 0, 0,
-			"tcmalloc::CentralFreeList::FetchFromOneSpans(int, void**, void**)", "palo_be", "central_freelist.cc", 299, 0},
-		{" 4  palo_be!bshuf_untrans_bit_elem_AVX_avx2 + 0x26", true, 4, 0, "bshuf_untrans_bit_elem_AVX_avx2", "palo_be", "", 0, 0},
-		{"12  libc.so.6 + 0x2173e", true, 12, 0, "", "libc.so.6", "", 0, 0x2173e},
-		{"13  0x7f0c5b7fe6c8", true, 13, 0x7f0c5b7fe6c8, "", "", "", 0, 0},
-		{" 7  palo_be!doris::segment_v2::BitShufflePageDecoder<(doris::FieldType)5>::init() [bitshuffle_page.h : 389 + 0x5]", true, 7, 0,
-			"doris::segment_v2::BitShufflePageDecoder<(doris::FieldType)5>::init()", "palo_be", "bitshuffle_page.h", 389, 0},
-		{"#0  0x00007f3a4c5d6e7f in raise () from /lib64/libc.so.6", false, 0, 0, "", "", "", 0, 0}, // gdb
-		{"    rax = 0x0000000000000000   rdx = 0x00007f0c5b7fe6c8", false, 0, 0, "", "", "", 0, 0},
-		{"0  palo_be!f", false, 0, 0, "", "", "", 0, 0}, // no offset or location: not what breakpad prints
-		{"2019  12 rows", false, 0, 0, "", "", "", 0, 0},
-	} {
-		f, ok := p.parseMinidumpFrame(tc.line)
-		require.Equal(t, tc.ok, ok, tc.line)
-		if !ok {
+	frame := func(index int, module, file string, line int) *Frame {
+		return &Frame{Index: index, Module: module, File: file, Line: line}
+	}
+	cases := map[string]*Frame{
+		" 0  palo_be!tcmalloc::CentralFreeList::FetchFromOneSpans(int, void**, void**) [central_freelist.cc : 299 + 0x0]": frame(0, "palo_be", "central_freelist.cc", 299),
+		" 4  palo_be!bshuf_untrans_bit_elem_AVX_avx2 + 0x26":                                                              frame(4, "palo_be", "", 0),
+		"12  libc.so.6 + 0x2173e": {Index: 12, Module: "libc.so.6", Offset: 0x2173e, HasOffset: true},
+		"13  0x7f0c5b7fe6c8":      {Index: 13, PC: 0x7f0c5b7fe6c8},
+		" 7  palo_be!doris::segment_v2::BitShufflePageDecoder<(doris::FieldType)5>::init() [bitshuffle_page.h : 389 + 0x5]": frame(7, "palo_be", "bitshuffle_page.h", 389),
+		"#0  0x00007f3a4c5d6e7f in raise () from /lib64/libc.so.6":                                                          nil, // gdb
+		"    rax = 0x0000000000000000   rdx = 0x00007f0c5b7fe6c8":                                                           nil,
+		"0  palo_be!f":  nil, // no offset or location: not what breakpad prints
+		"2019  12 rows": nil,
+	}
+	names := map[int]string{
+		0: "tcmalloc::CentralFreeList::FetchFromOneSpans(int, void**, void**)",
+		4: "bshuf_untrans_bit_elem_AVX_avx2",
+		7: "doris::segment_v2::BitShufflePageDecoder<(doris::FieldType)5>::init()",
+	}
+	for line, want := range cases {
+		f, ok := p.parseMinidumpFrame(line)
+		require.Equal(t, want != nil, ok, line)
+		if want == nil {
 			continue
 		}
-		assert.Equal(t, tc.index, f.Index, tc.line)
-		assert.Equal(t, tc.pc, f.PC, tc.line)
-		assert.Equal(t, tc.name, f.Name(), tc.line)
-		assert.Equal(t, tc.module, f.Module, tc.line)
-		assert.Equal(t, tc.file, f.File, tc.line)
-		assert.Equal(t, tc.line_, f.Line, tc.line)
-		assert.Equal(t, tc.offset, f.Offset, tc.line)
+		assert.Equal(t, names[want.Index], f.Name(), line)
+		got := Frame{Index: f.Index, Module: f.Module, File: f.File, Line: f.Line, PC: f.PC, Offset: f.Offset, HasOffset: f.HasOffset}
+		assert.Equal(t, *want, got, line)
 	}
 }
 
@@ -110,6 +105,11 @@ func TestMinidumpIncident(t *testing.T) {
 	assert.Equal(t, Addr(0x10), c.FaultAddress)
 	assert.Contains(t, c.Formats, "F7")
 	assert.False(t, c.Corrupted, c.CorruptedReason)
+	// From `Crash reason:` (line 10: the glog line, then the system lines)
+	// to the last module line: registers, `Found by:` and the module list
+	// belong to the report.
+	assert.Equal(t, 10, c.StartLine)
+	assert.Equal(t, 1+strings.Count(minidumpReport, "\n"), c.EndLine)
 	require.Len(t, c.Threads, 2)
 	ct := c.CrashingThread()
 	require.NotNil(t, ct)
@@ -128,6 +128,21 @@ func TestMinidumpIncident(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "main", c.Threads[1].Frames[1].Name())
+
+	// With -s, stack contents and possible instruction pointers follow
+	// each frame: read past, not frames, not the incident's end.
+	cs = parseString(t, "Crash reason:  SIGABRT\nCrash address: 0x3e80000007b\n\nThread 0 (crashed)\n"+
+		" 0  libc-2.17.so + 0x36277\n    rax = 0x0000000000000000   rdx = 0x0000000000000006\n    Found by: given as instruction pointer in context\n"+
+		"\n    Stack contents:\n     00007ffd4f7d2f70 00 00 00 00 00 00 00 00 68 2f 7d 4f fd 7f 00 00  ........h/}O....\n"+
+		"     00007ffd4f7d2f80                                                   \n"+
+		"    Possible instruction pointers:\n     *(0x00007ffd4f7d2f88) = 0x0000000002a1b4c4 <doris::Daemon::run()> [daemon.cpp : 12 + 0x4]\n"+
+		" 1  palo_be!doris::Daemon::run() [daemon.cpp : 12 + 0x4]\n    Found by: call frame info\n")
+	require.Len(t, cs, 1)
+	assert.Equal(t, 15, cs[0].EndLine, "the stack contents are the report's")
+	assert.Equal(t, "SIGABRT", cs[0].Signal)
+	require.NotNil(t, cs[0].CrashingThread())
+	require.Len(t, cs[0].CrashingThread().Frames, 2)
+	assert.Equal(t, "doris::Daemon::run()", cs[0].CrashingThread().Frames[1].Name())
 }
 
 // TestMinidumpRequestedDump: a dump requested without a crash (Doris 1.0

@@ -774,15 +774,9 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown && in.sec != secMinidump {
 			return false
 		}
-		in.minidumpStart()
-		if sig := minidumpSignal(m[1]); sig != "" {
-			c.Signal = sig
-		}
-		if c.Kind == KindUnknown {
-			c.Kind = KindSignal
-			if m[1] == "DUMP_REQUESTED" { // written on request (SIGUSR1), not a crash
-				c.Kind = KindThreadDump
-			}
+		in.minidumpStart(m[2] == "DUMP_REQUESTED")
+		if m[1] != "" {
+			c.Signal = m[1]
 		}
 		in.used(ln)
 		return true
@@ -792,22 +786,9 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			if in.hasSig || in.hasDumpFrames() || in.c.Kind != KindUnknown {
 				return false
 			}
-			in.minidumpStart()
+			in.minidumpStart(m[2] != "crashed")
 		}
-		if len(in.stacks) >= p.opts.MaxThreads {
-			in.note("thread dump cut at %d threads", p.opts.MaxThreads)
-			in.cur = &stack{}
-			in.used(ln)
-			return true
-		}
-		if c.Kind == KindUnknown {
-			c.Kind = KindSignal
-			if m[2] != "crashed" { // requested dump, did not crash
-				c.Kind = KindThreadDump
-			}
-		}
-		in.newStack("minidump", 2) // the crashing (or dump-requesting) thread: chooseThreads
-		in.used(ln)
+		in.minidumpThread(p, ln, 2)
 		return true
 
 	case kDorisAPIStart:
