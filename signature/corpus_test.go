@@ -363,6 +363,7 @@ var knownCrashFrameMiss = map[string]string{
 	"128-check-fatal-uninited-hash-table-probe-mangled-variant.txt":                                                   "the frame is a mangled name cut at 495 characters inside its template arguments; only its scope std::__detail::__variant::__gen_vtable_impl can be read, the label's __visit_invoke comes after the cut",
 	"141-agg-emplace-into-hash-table-mangled-1-2-5.txt":                                                               "as 128: a mangled __gen_vtable_impl name cut inside its template arguments; __visit_invoke comes after the cut",
 	"143-systemd-coredump-sigill-check-required-instructions.txt":                                                     "the scanner reads no frames from systemd-coredump's `Stack trace of thread` block yet (scanner's format tables); the incident is the kernel traps line alone",
+	"180-4.0-asan-check-failed-stack-frame-magic-thrift-broken-pipe-start-banner-frames-asan-only.txt":                "the label names a frame of ASAN's own check (AsanThread::GetStackFrameAccessByAddr), sanitizer runtime that the rules skip by design; the paste stops at frame 2, so no frame of the program is left (key EMPTY: ASAN(CHECK failed); the catalog matches the check's message)",
 	"154-asan-mow-calc-between-segments-stack-overflow-brpc-heavy.txt":                                                "the label names ASAN's memcmp interceptor (MemcmpInterceptorCommon), sanitizer runtime that the rules skip by design; the crash frame is its caller doris::Slice::mem_compare",
 }
 

@@ -11,6 +11,16 @@ import (
 var sanitizerRules = []lineRule{
 	{id: "F6.asan_start", kind: kAsanStart, prefix: "==",
 		re: mustCompile(`^==(\d+)==ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer|ThreadSanitizer): (.*)$`)},
+	// A sanitizer runtime's own CHECK, then the stack of the check
+	// (PRINT_CURRENT_STACK_CHECK: __asan::CheckUnwind,
+	// __sanitizer::CheckFailed, the runtime's frames, then the program's).
+	// compiler-rt sanitizer_termination.cpp prints `AddressSanitizer:
+	// CHECK failed: asan_thread.cpp:369 "((ptr[0] == …)) != (0)" (0x0,
+	// 0x0) (tid=13525)`; older runtimes printed it through Report:
+	// `==PID==AddressSanitizer CHECK failed: file:line "cond" (0x…, 0x…)`.
+	// The same four groups as F6.asan_start (pid, tool, description).
+	{id: "F6.check_failed", kind: kAsanStart, contains: "Sanitizer",
+		re: mustCompile(`^(?:==(\d+)==)?((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer):? (CHECK failed: \S+:\d+ ".*)$`)},
 	{id: "F6.asan_end", kind: kSanEnd, prefix: "==",
 		re: mustCompile(`^==\d+==ABORTING`)},
 	{id: "F6.tsan_delim", kind: kSanEnd, prefix: "==================",

@@ -150,7 +150,17 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
 		c.Message = m[2] + ": " + m[3]
 		c.SanitizerBug = sanitizerBug(m[3])
-		if m[2] == "LeakSanitizer" {
+		if check, ok := strings.CutPrefix(m[3], "CHECK failed: "); ok {
+			// F6.check_failed: the runtime's own check. The thread
+			// number (tid=N) differs from run to run; the check's
+			// file, line, condition and values do not.
+			if i := strings.LastIndex(check, " (tid="); i > 0 {
+				check = check[:i]
+			}
+			c.Message = m[2] + ": CHECK failed: " + check
+			c.SanitizerBug = "CHECK failed"
+			c.Kind = KindSanitizer
+		} else if m[2] == "LeakSanitizer" {
 			c.Kind = KindLeak
 			c.SanitizerBug = "memory-leak"
 		} else if c.Kind == KindUnknown || c.Kind == KindAssert {

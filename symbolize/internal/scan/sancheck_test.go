@@ -1,0 +1,79 @@
+package scan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A sanitizer runtime's own CHECK (F6.check_failed): compiler-rt's
+// CheckFailed printers, current (`Tool: CHECK failed: … (tid=N)`) and
+// older (`==PID==Tool CHECK failed: …`), each followed by the stack of
+// the check.
+func TestSanitizerCheckFailed(t *testing.T) {
+	frames := "    #0 0x557a503468e1 in __asan::CheckUnwind() (/opt/be/lib/doris_be+0x1f2a08e1)\n" +
+		"    #1 0x557a50361182 in __sanitizer::CheckFailed(char const*, int, char const*, unsigned long long, unsigned long long) (/opt/be/lib/doris_be+0x1f2bb182)\n" +
+		"    #2 0x5586889a1405 in localtime_r (/opt/be/lib/doris_be+0x12672405)\n" +
+		"    #3 0x5586b4ce3eea in google::LogMessageTime::LogMessageTime(long, double) logging.cc:12\n"
+	cases := []struct {
+		name, header, message, tool string
+		pid                         int64
+	}{
+		{"current printer, tid dropped",
+			`AddressSanitizer: CHECK failed: asan_thread.cpp:369 "((ptr[0] == kCurrentStackFrameMagic)) != (0)" (0x0, 0x0) (tid=13525)`,
+			`AddressSanitizer: CHECK failed: asan_thread.cpp:369 "((ptr[0] == kCurrentStackFrameMagic)) != (0)" (0x0, 0x0)`, "ASAN", 0},
+		{"older printer through Report",
+			`==9826==AddressSanitizer CHECK failed: /b/compiler-rt/lib/asan/asan_thread.cpp:368 "((ptr[0] == kCurrentStackFrameMagic)) != (0)" (0x0, 0x0)`,
+			`AddressSanitizer: CHECK failed: /b/compiler-rt/lib/asan/asan_thread.cpp:368 "((ptr[0] == kCurrentStackFrameMagic)) != (0)" (0x0, 0x0)`, "ASAN", 9826},
+		{"LeakSanitizer's check is not a leak",
+			`LeakSanitizer: CHECK failed: lsan_common.cpp:611 "((root_regions)) != (0)" (0x0, 0x0) (tid=77)`,
+			`LeakSanitizer: CHECK failed: lsan_common.cpp:611 "((root_regions)) != (0)" (0x0, 0x0)`, "LSAN", 0},
+		{"ThreadSanitizer",
+			`ThreadSanitizer: CHECK failed: tsan_rtl.cpp:1012 "((thr->slot)) != (0)" (0x0, 0x0) (tid=4)`,
+			`ThreadSanitizer: CHECK failed: tsan_rtl.cpp:1012 "((thr->slot)) != (0)" (0x0, 0x0)`, "TSAN", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := parseText(t, "start BE in local mode\n"+tc.header+"\n"+frames)
+			require.Len(t, cs, 1)
+			c := cs[0]
+			assert.Equal(t, KindSanitizer, c.Kind)
+			assert.Equal(t, "CHECK failed", c.SanitizerBug)
+			assert.Equal(t, tc.message, c.Message)
+			assert.Equal(t, tc.pid, c.PID)
+			assert.Equal(t, 2, c.StartLine, "the report starts at the check line")
+			assert.Equal(t, 6, c.EndLine)
+			assert.Contains(t, c.Formats, "F6")
+			th := c.CrashingThread()
+			require.NotNil(t, th)
+			require.Len(t, th.Frames, 4)
+			assert.Equal(t, "localtime_r", th.Frames[2].Function)
+		})
+	}
+}
+
+// Lines that only look like the check: glog's `Check failed:`, the check
+// quoted inside prose, and a check line without its file:line.
+func TestSanitizerCheckFailedNotMatched(t *testing.T) {
+	for _, line := range []string{
+		`F1203 06:14:30.000000 123 tablet.cpp:10] Check failed: x != nullptr`,
+		`we saw AddressSanitizer: CHECK failed: asan_thread.cpp:369 "x" (0x0, 0x0) in CI`,
+		`AddressSanitizer: CHECK failed: the stack frame magic`,
+	} {
+		assert.False(t, checkFailedRule(t).re.MatchString(line), line)
+		for _, c := range parseText(t, line+"\n") {
+			assert.NotEqual(t, "CHECK failed", c.SanitizerBug, line)
+		}
+	}
+}
+
+func checkFailedRule(t *testing.T) lineRule {
+	for _, r := range sanitizerRules {
+		if r.id == "F6.check_failed" {
+			return r
+		}
+	}
+	t.Fatal("no rule F6.check_failed")
+	return lineRule{}
+}
