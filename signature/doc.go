@@ -288,6 +288,14 @@
 // VOlapTableSink) is 2.1's `doris::vectorized::`, keyed `doris::` like it;
 // StarRocks' `starrocks::stream_load::` stays.
 //
+// crashsig-sig/12 keys a sanitizer runtime's failure in itself by that
+// failure alone: its own CHECK (`ASAN(CHECK failed: ((ptr[0] ==
+// kCurrentStackFrameMagic)) != (0))`, the condition without the runtime's
+// file:line) or its own failed mmap (`ASAN(failed to allocate
+// ReadFileToBuffer)`), whatever program frames follow (the instrumented
+// code that happened to trip it) and also when none do (the mmap failure
+// prints no stack), instead of `EMPTY: …` or the first program frame.
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //

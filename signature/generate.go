@@ -15,7 +15,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/11"
+const Algorithm = "crashsig-sig/12"
 
 // DefaultFrames is how many significant frames a key holds: frames that
 // are neither mechanism nor generic (see doc.go, "Key shape", for the
@@ -203,6 +203,13 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	kept = g.keyScopes(kept, t)
 	s.Frames = kept
 	switch {
+	case sanitizerRuntimeFailure(c):
+		// The sanitizer runtime failed in itself (its own CHECK, its own
+		// mmap): that failure is the crash, and the program code that
+		// happened to trip it (whatever instrumented code next used a
+		// stale stack) or the absence of any stack does not change it.
+		s.Key = s.Kind
+		t.add("the sanitizer runtime failed in itself (" + bounded(c.SanitizerBug, 80) + "): the key is that failure, not the program frames")
 	case len(kept) > 0:
 		s.Key = buildKey(g.keyKind(s.Kind, frames, t), kept)
 	case c.Corrupted:
@@ -333,4 +340,16 @@ func bounded(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + truncMark
+}
+
+// sanitizerRuntimeFailure reports whether a sanitizer report is about the
+// runtime itself rather than the program: its own CHECK (`AddressSanitizer:
+// CHECK failed: …`) or a failed mmap of its own (`failed to allocate … of
+// ReadFileToBuffer`), the scanner's F6.check_failed and F6.mmap_failed.
+func sanitizerRuntimeFailure(c *symbolize.Crash) bool {
+	if c.Kind != symbolize.KindSanitizer {
+		return false
+	}
+	b := c.SanitizerBug
+	return strings.HasPrefix(b, "CHECK failed") || strings.HasPrefix(b, "failed to ")
 }

@@ -371,7 +371,7 @@ func (in *incident) checkDamage() {
 		if c.Kind == KindSignal && len(in.stacks) == 0 && in.hasFormat("F9") {
 			break
 		}
-		if c.Kind == KindSignal || c.Kind == KindSanitizer && c.SanitizerBug != "" && !strings.Contains(c.Message, "runtime error") {
+		if c.Kind == KindSignal || c.Kind == KindSanitizer && c.SanitizerBug != "" && !strings.Contains(c.Message, "runtime error") && !in.sanNoStack {
 			in.corrupt("no frames: the dump was cut before its stack")
 		}
 	case len(ct.Frames) < 3 && (in.hasSig || c.Kind == KindCheck) && !in.hasFormat("F9"):

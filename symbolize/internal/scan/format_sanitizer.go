@@ -21,6 +21,16 @@ var sanitizerRules = []lineRule{
 	// The same four groups as F6.asan_start (pid, tool, description).
 	{id: "F6.check_failed", kind: kAsanStart, contains: "Sanitizer",
 		re: mustCompile(`^(?:==(\d+)==)?((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer):? (CHECK failed: \S+:\d+ ".*)$`)},
+	// The runtime's own mmap failure (sanitizer_common
+	// ReportMmapFailureAndDie: `==45593==ERROR: AddressSanitizer failed
+	// to allocate 0x0 (0) bytes of ReadFileToBuffer (error code: 22)`,
+	// then `ERROR: Failed to mmap`): no colon after the tool, no stack.
+	{id: "F6.mmap_failed", kind: kAsanStart, prefix: "==",
+		re: mustCompile(`^==(\d+)==ERROR: ((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer) (failed to \w+ 0x[0-9a-f]+ \(\d+\) bytes of .+?(?: \((?:error code|errno): \d+\)|: \d+))$`)},
+	// ReportMmapFailureAndDie when reporting fails again (the recursion
+	// guard's RawWrite, then Die): the last line of such a report.
+	{id: "F6.mmap_die", kind: kSanEnd, prefix: "ERROR: Failed to mmap",
+		re: mustCompile(`^ERROR: Failed to mmap$`)},
 	{id: "F6.asan_end", kind: kSanEnd, prefix: "==",
 		re: mustCompile(`^==\d+==ABORTING`)},
 	{id: "F6.tsan_delim", kind: kSanEnd, prefix: "==================",
@@ -440,7 +450,7 @@ func (in *incident) sanitizerEnd(p *parser, text string) {
 // the crash stack is missing. LeakSanitizer prints no access stack: its
 // first allocation stack is what the report is about.
 func (in *incident) chooseSanitizerCrash() {
-	if !in.hasFormat("F6") || in.c.Kind == KindLeak {
+	if !in.hasFormat("F6") || in.c.Kind == KindLeak || in.sanNoStack {
 		return
 	}
 	for _, s := range in.stacks {

@@ -79,6 +79,7 @@ type incident struct {
 	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
 	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
+	sanNoStack                  bool       // the sanitizer runtime died in its own mmap before printing any stack (F6.mmap_die)
 	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
@@ -568,6 +569,15 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			return true
 		}
 	case kSanEnd:
+		if m != nil && m[0] == "ERROR: Failed to mmap" {
+			if in.sec != secSanitizer || !strings.HasPrefix(c.SanitizerBug, "failed to ") {
+				return false
+			}
+			// F6.mmap_die: the runtime's mmap failed again while it
+			// reported the first failure; it dies without a stack.
+			in.sanNoStack = true
+			in.note("the sanitizer runtime died in its own mmap (ERROR: Failed to mmap): it prints no stack")
+		}
 		if strings.HasPrefix(text, "SUMMARY:") {
 			in.sanitizerFragment(p)
 		}

@@ -158,7 +158,19 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 				check = check[:i]
 			}
 			c.Message = m[2] + ": CHECK failed: " + check
+			// The bug is the check's condition: the same check fails
+			// at another line of another runtime version.
 			c.SanitizerBug = "CHECK failed"
+			if cm := checkCondRe.FindStringSubmatch(check); cm != nil {
+				c.SanitizerBug = "CHECK failed: " + cm[1]
+			}
+			c.Kind = KindSanitizer
+		} else if fm := mmapFailureRe.FindStringSubmatch(m[3]); fm != nil {
+			// F6.mmap_failed: `failed to allocate 0x0 (0) bytes of
+			// ReadFileToBuffer (error code: 22)`: the verb and what the
+			// runtime mapped name the failure; the size and errno are
+			// the message's.
+			c.SanitizerBug = "failed to " + fm[1] + " " + fm[2]
 			c.Kind = KindSanitizer
 		} else if m[2] == "LeakSanitizer" {
 			c.Kind = KindLeak
@@ -185,6 +197,14 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 	s := in.newStack("F6", 4)
 	s.th.Crashed = true
 }
+
+// checkCondRe takes the condition out of a sanitizer runtime's check
+// (`asan_thread.cpp:369 "((ptr[0] == …)) != (0)" (0x0, 0x0)`).
+var checkCondRe = mustCompile(`^\S+:\d+ "(.*)" \(0x[0-9a-f]+, 0x[0-9a-f]+\)$`)
+
+// mmapFailureRe splits the description of F6.mmap_failed into the verb
+// and what was being mapped.
+var mmapFailureRe = mustCompile(`^failed to (\w+) 0x[0-9a-f]+ \(\d+\) bytes of (.+?)(?: \((?:error code|errno): \d+\)|: \d+)$`)
 
 // sanitizerBug reduces the ASAN description to its bug type:
 // `heap-use-after-free on address 0x… at pc …` → `heap-use-after-free`.
