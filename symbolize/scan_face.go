@@ -70,6 +70,15 @@ const (
 //     servers' `… stopped` lines and `All service stopped, doris main exited.`;
 //     at start, `Doris backend JNI is initialized.` (before the storage
 //     engine and the services start, with enable_java_support).
+//   - Workers that end their loop only when the process stops their
+//     ExecEnv manager: both products' FragmentMgr::cancel_worker logs
+//     `FragmentMgr cancel worker is going to exit.` once
+//     _stop_background_threads_latch fires (be/src/runtime/fragment_mgr.cpp,
+//     every stored version); StarRocks' RuntimeFilterWorker::execute and
+//     ProfileReportWorker::execute log `RuntimeFilterWorker going to
+//     exit.` / `ProfileReportWorker going to exit.` when their queue is
+//     shut down or _stop is set by close() (runtime_filter_worker.cpp,
+//     profile_report_worker.cpp).
 //
 // Restart markers are kept the same way (lifecycleRules): they say that a
 // new process wrote what follows, so that an exit line of an earlier run

@@ -20,6 +20,15 @@ import "strings"
 //     servers' `… stopped` lines and `All service stopped, doris main exited.`;
 //     at start, `Doris backend JNI is initialized.` (before the storage
 //     engine and the services start, with enable_java_support).
+//   - Workers that end their loop only when the process stops their
+//     ExecEnv manager: both products' FragmentMgr::cancel_worker logs
+//     `FragmentMgr cancel worker is going to exit.` once
+//     _stop_background_threads_latch fires (be/src/runtime/fragment_mgr.cpp,
+//     every stored version); StarRocks' RuntimeFilterWorker::execute and
+//     ProfileReportWorker::execute log `RuntimeFilterWorker going to
+//     exit.` / `ProfileReportWorker going to exit.` when their queue is
+//     shut down or _stop is set by close() (runtime_filter_worker.cpp,
+//     profile_report_worker.cpp).
 //
 // Restart markers are kept the same way (lifecycleRules): they say that a
 // new process wrote what follows, so that an exit line of an earlier run
@@ -29,7 +38,8 @@ import "strings"
 // (F0.start, kStart) resets all context events instead.
 const EventLifecycleLog = "lifecycle-log"
 
-// lifecycleRules are the restart markers that are not glog messages: glog
+// lifecycleRules are the lifecycle lines that are not glog messages. A
+// restart marker: glog
 // opens every log file it creates with a header whose first line is
 // `Log file created at: yyyy/mm/dd hh:mm:ss` (glog logging.cc,
 // LogFileObject::CreateLogfile; then `Running on machine: …` and `Log line
@@ -40,6 +50,12 @@ const EventLifecycleLog = "lifecycle-log"
 var lifecycleRules = []lineRule{
 	{id: "F0.glog_file", kind: kLifecycleLog, prefix: "Log file created at: ",
 		re: mustCompile(`^Log file created at: \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}`)},
+	// A unit-test binary (be/test, googletest) prints this when every
+	// test has run and it tears the global environment down: what
+	// crashes after it crashes in the binary's exit (googletest's
+	// PrettyUnitTestResultPrinter::OnEnvironmentsTearDownStart).
+	{id: "F0.gtest_teardown", kind: kLifecycleLog, prefix: "[----------] Global test environment tear-down",
+		re: mustCompile(`^\[-{10}\] Global test environment tear-down$`)},
 }
 
 // lifecycleMsg is a glog message kept, by the start of the message
@@ -56,6 +72,9 @@ var lifecycleMsgs = []lifecycleMsg{
 	{"Doris main exit", ""},
 	{"Doris backend JNI is initialized", ""},
 	{"All service stopped, doris main exited", ""},
+	{"FragmentMgr cancel worker is going to exit", ""},
+	{"RuntimeFilterWorker going to exit", ""},
+	{"ProfileReportWorker going to exit", ""},
 }
 
 // lifecycleByFirst holds lifecycleMsgs by the first byte of their prefix,

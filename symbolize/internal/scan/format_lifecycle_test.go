@@ -103,3 +103,31 @@ func TestLifecyclePrefixes(t *testing.T) {
 	assert.False(t, isLifecycleMsg("Current memory usage: process 12.3 GB"))
 	assert.False(t, isLifecycleMsg("C"))
 }
+
+// TestWorkerExitLines: the lines of workers that stop only with the
+// process (FragmentMgr's cancel worker, StarRocks' RuntimeFilterWorker and
+// ProfileReportWorker) and googletest's tear-down line are lifecycle-log
+// events before the crash; an ordinary worker line is not.
+func TestWorkerExitLines(t *testing.T) {
+	const text = `I0308 01:05:16.386462 600683 runtime_filter_worker.cpp:929] RuntimeFilterWorker going to exit.
+I0308 01:05:16.430526 600686 profile_report_worker.cpp:124] ProfileReportWorker going to exit.
+I0308 01:05:16.531662 600688 result_buffer_mgr.cpp:173] result buffer manager cancel thread finish.
+I0308 01:05:16.739181 600458 fragment_mgr.cpp:582] FragmentMgr cancel worker is going to exit.
+I0308 01:05:16.739182 600458 fragment_mgr.cpp:590] FragmentMgr cancel worker going to cancel timeout fragment 1-2
+[----------] Global test environment tear-down
+*** Aborted at 1716865583 (unix time) try "date -d @1716865583" if you are using GNU date ***
+PC: @          0x352bf06 starrocks::bvar_helper()
+*** SIGSEGV (@0x10) received by PID 22222 (TID 0x7f61da9f3700) from PID 16; stack trace: ***
+    @          0x2f43f62 google::(anonymous namespace)::FailureSignalHandler()
+    @     0x7fae19442630 (unknown)
+    @          0x352bf06 starrocks::bvar_helper()
+`
+	cs, err := ParseAll(context.Background(), strings.NewReader(text), ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	var got []string
+	for _, e := range lifecycleEvents(cs[0]) {
+		got = append(got, e.Text[strings.LastIndexByte(e.Text, ']')+1:])
+	}
+	assert.Equal(t, []string{" RuntimeFilterWorker going to exit.", " ProfileReportWorker going to exit.", " FragmentMgr cancel worker is going to exit.", " Global test environment tear-down"}, got)
+}

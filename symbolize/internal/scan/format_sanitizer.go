@@ -803,11 +803,12 @@ const maxSanDeathGap = 12
 // crash, one incident). The kind stays the sanitizer's, the dump adds the
 // signal, and the report's frames, when they follow the dump's header,
 // are its stack (sanitizerFramesAfterDump). An abort signal keeps the
-// abort-cause path (markAbortDump); a report with a stack, a leak report
-// and a dump of another process stay two crashes.
+// abort-cause path (markAbortDump); a report with a stack, a leak report,
+// a report the runtime ended by dying in its own mmap (sanNoStack: it
+// goes on into nothing) and a dump of another process stay two crashes.
 func (in *incident) sanitizerDeath(ln lineInfo, m []string) bool {
 	c := in.c
-	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
+	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanNoStack || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
 		return false
 	}
 	pid, _ := strconv.ParseInt(m[4], 10, 64)
