@@ -364,6 +364,7 @@ var knownOverfit = map[string]string{
 	"background-main-loop":            "rests on one source fact (Doris 1.x-2.0's main runs the process's memory bookkeeping in its `while (!k_doris_exit)` loop after start-up: be/src/service/doris_main.cpp); the corpus has one crash in that loop",
 	"load-task-label":                 "rests on one source fact (QueryContext names a TQueryType::LOAD task's tracker `Load#Id=<id>`, and the orphan-tracker and allocator checks print the thread's tracker label: query_context.cpp, thread_context.h, allocator.cpp); the public trackers hold few such FATAL messages and the corpus has one",
 	"query-task-label":                "the SELECT half of load-task-label (`Query#Id=<id>`, the same source fact); the corpus's one such message (doris/081) is decided by its fragment frames, which is why the rule is a fallback at weight 0.6",
+	"lifecycle-log-exit":              "rests on source facts (each line it reads is logged only while the process stops: start_be's exit steps, Doris main's exit lines, FragmentMgr's cancel worker at its stop latch, StarRocks' RuntimeFilterWorker and ProfileReportWorker at close(), googletest's tear-down); the corpus has one crash after such a line (starrocks/148)",
 	"background-starlet-worker":       "rests on source facts (the StarOSWorker methods are starlet's worker interface, called by starlet's heartbeat and StarMgr's shard RPCs, and by StarRocks code only through g_worker with a StarRocks caller below); the corpus has one starlet heartbeat crash",
 }
 
