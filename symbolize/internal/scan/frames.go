@@ -250,6 +250,12 @@ func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
 			rest = rest[:j]
 		} else if unknownLocation(rest[j+1:]) {
 			rest = rest[:j]
+		} else if sourceFileOnly(rest[j+1:]) {
+			// The symbolizer found the file but no line (compiler-rt
+			// RenderSourceLocation prints `:line` only when line > 0):
+			// `in __asan::CheckUnwind() crtstuff.c`.
+			f.File = rest[j+1:]
+			rest = rest[:j]
 		}
 	}
 	// `func+0xoff` when there is no debug info.
@@ -265,6 +271,21 @@ func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
 // unknownLocation says whether the last word of a sanitizer frame is the
 // symbolizer's placeholder for a location it does not know: `<null>`,
 // llvm-symbolizer's `??:?`, `??:0`, `??:0:0` (addr2line's style), `??`.
+// sourceFileOnly reports whether s is a source file's path with no line:
+// no blanks, parentheses or brackets, and a C or C++ source or header
+// extension.
+func sourceFileOnly(s string) bool {
+	if s == "" || strings.ContainsAny(s, " ()<>[]:") {
+		return false
+	}
+	for _, ext := range []string{".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".inc", ".S"} {
+		if strings.HasSuffix(s, ext) && len(s) > len(ext) {
+			return true
+		}
+	}
+	return false
+}
+
 func unknownLocation(s string) bool {
 	switch s {
 	case "<null>", "??:?", "??:0", "??:0:0", "??":

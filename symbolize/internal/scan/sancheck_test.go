@@ -107,3 +107,29 @@ func TestSanitizerMmapFailure(t *testing.T) {
 	// `ERROR: Failed to mmap` alone (another program's message) opens nothing.
 	assert.Empty(t, parseText(t, "ERROR: Failed to mmap\n"))
 }
+
+// A sanitizer frame whose symbolizer found the file but no line prints
+// the file alone (compiler-rt RenderSourceLocation adds `:line` only when
+// line > 0): the file is the frame's, not part of the function's name.
+func TestSanitizerFrameFileWithoutLine(t *testing.T) {
+	var p parser
+	p.init(ScanOptions{})
+	for _, tc := range []struct{ line, fn, file string }{
+		{"    #0 0x56414f0e8ed1 in __asan::CheckUnwind() crtstuff.c", "__asan::CheckUnwind()", "crtstuff.c"},
+		{"    #7 0x564177940521 in google::LogMessage::Init(char const*, int, int, void (google::LogMessage::*)()) crtstuff.c", "google::LogMessage::Init(char const*, int, int, void (google::LogMessage::*)())", "crtstuff.c"},
+		{"    #3 0x5 in doris::Foo::bar() /root/doris/be/src/olap/foo.h", "doris::Foo::bar()", "/root/doris/be/src/olap/foo.h"},
+		// with a line, or a module: as before
+		{"    #1 0x5 in doris::Foo::bar() /root/doris/be/src/olap/foo.cpp:12:3", "doris::Foo::bar()", "/root/doris/be/src/olap/foo.cpp"},
+		{"    #6 0x5 in gmtime_r (/b/doris_be+0x17ef3885) (BuildId: f58eb5e327529636)", "gmtime_r", ""},
+		// a last word that is no source file stays the function's
+		{"    #2 0x5 in operator delete(void*, unsigned long)", "operator delete(void*, unsigned long)", ""},
+	} {
+		f, ok := p.parseSanitizerFrame(tc.line)
+		require.True(t, ok, tc.line)
+		assert.Equal(t, tc.fn, f.Function, tc.line)
+		assert.Equal(t, tc.file, f.File, tc.line)
+	}
+	assert.False(t, sourceFileOnly("a.c:12"))
+	assert.False(t, sourceFileOnly(".c"))
+	assert.False(t, sourceFileOnly("(module+0x1)"))
+}
