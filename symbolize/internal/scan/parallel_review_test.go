@@ -178,8 +178,13 @@ func TestParallelSnapshotBudget(t *testing.T) {
 		// 2×workers+1 chunks in flight, each with 512 KiB of snapshots at
 		// most, the read buffers, the Crashes on their way: a few MiB
 		// live, measured 13 MiB (2 workers) and 20 MiB (4) with the garbage
-		// not yet collected. Without the budget: 174 and 255 MiB.
-		assert.Less(t, growth, int64(48<<20), "workers %d: the heap grows with the incidents", w)
+		// not yet collected when this test was written, 29–36 and 40–49 MiB
+		// on 2026-12-03 (the same at d3f3996, before that day's changes:
+		// the garbage the GC has not reached yet varies with the machine's
+		// load, and a CI run under load measured 49 MiB against the earlier
+		// 48 MiB bound). Without the budget: 174 and 255 MiB; the bound sits
+		// between the two.
+		assert.Less(t, growth, int64(80<<20), "workers %d: the heap grows with the incidents", w)
 	}
 }
 
