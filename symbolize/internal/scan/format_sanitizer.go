@@ -18,15 +18,20 @@ var sanitizerRules = []lineRule{
 	// CHECK failed: asan_thread.cpp:369 "((ptr[0] == …)) != (0)" (0x0,
 	// 0x0) (tid=13525)`; older runtimes printed it through Report:
 	// `==PID==AddressSanitizer CHECK failed: file:line "cond" (0x…, 0x…)`.
-	// The same four groups as F6.asan_start (pid, tool, description).
+	// The groups of F6.asan_start (pid, tool, description), the
+	// description without the thread number (it differs from run to run),
+	// then the check's condition (the same check fails at another line of
+	// another runtime version).
 	{id: "F6.check_failed", kind: kAsanStart, contains: "Sanitizer",
-		re: mustCompile(`^(?:==(\d+)==)?((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer):? (CHECK failed: \S+:\d+ ".*)$`)},
+		re: mustCompile(`^(?:==(\d+)==)?((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer):? (CHECK failed: \S+:\d+ "(.*)" \(0x[0-9a-f]+, 0x[0-9a-f]+\))(?: \(tid=\d+\))?$`)},
 	// The runtime's own mmap failure (sanitizer_common
 	// ReportMmapFailureAndDie: `==45593==ERROR: AddressSanitizer failed
 	// to allocate 0x0 (0) bytes of ReadFileToBuffer (error code: 22)`,
 	// then `ERROR: Failed to mmap`): no colon after the tool, no stack.
+	// The groups of F6.asan_start, then the verb and what was being
+	// mapped (the size and errno stay in the message).
 	{id: "F6.mmap_failed", kind: kAsanStart, prefix: "==",
-		re: mustCompile(`^==(\d+)==ERROR: ((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer) (failed to \w+ 0x[0-9a-f]+ \(\d+\) bytes of .+?(?: \((?:error code|errno): \d+\)|: \d+))$`)},
+		re: mustCompile(`^==(\d+)==ERROR: ((?:Address|HWAddress|Thread|Memory|Leak|UndefinedBehavior)Sanitizer) (failed to (\w+) 0x[0-9a-f]+ \(\d+\) bytes of (.+?)(?: \((?:error code|errno): \d+\)|: \d+))$`)},
 	// ReportMmapFailureAndDie when reporting fails again (the recursion
 	// guard's RawWrite, then Die): the last line of such a report.
 	{id: "F6.mmap_die", kind: kSanEnd, prefix: "ERROR: Failed to mmap",
@@ -803,12 +808,11 @@ const maxSanDeathGap = 12
 // crash, one incident). The kind stays the sanitizer's, the dump adds the
 // signal, and the report's frames, when they follow the dump's header,
 // are its stack (sanitizerFramesAfterDump). An abort signal keeps the
-// abort-cause path (markAbortDump); a report with a stack, a leak report,
-// a report the runtime ended by dying in its own mmap (sanNoStack: it
-// goes on into nothing) and a dump of another process stay two crashes.
+// abort-cause path (markAbortDump); a report with a stack, a leak report
+// and a dump of another process stay two crashes.
 func (in *incident) sanitizerDeath(ln lineInfo, m []string) bool {
 	c := in.c
-	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanNoStack || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
+	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
 		return false
 	}
 	pid, _ := strconv.ParseInt(m[4], 10, 64)

@@ -268,9 +268,6 @@ func (p *parser) parseSanitizerFrame(s string) (Frame, bool) {
 	return f, true
 }
 
-// unknownLocation says whether the last word of a sanitizer frame is the
-// symbolizer's placeholder for a location it does not know: `<null>`,
-// llvm-symbolizer's `??:?`, `??:0`, `??:0:0` (addr2line's style), `??`.
 // sourceFileOnly reports whether s is a source file's path with no line:
 // no blanks, parentheses or brackets, and a C or C++ source or header
 // extension.
@@ -286,6 +283,9 @@ func sourceFileOnly(s string) bool {
 	return false
 }
 
+// unknownLocation says whether the last word of a sanitizer frame is the
+// symbolizer's placeholder for a location it does not know: `<null>`,
+// llvm-symbolizer's `??:?`, `??:0`, `??:0:0` (addr2line's style), `??`.
 func unknownLocation(s string) bool {
 	switch s {
 	case "<null>", "??:?", "??:0", "??:0:0", "??":

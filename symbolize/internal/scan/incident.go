@@ -80,6 +80,7 @@ type incident struct {
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
 	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
 	sanNoStack                  bool       // the sanitizer runtime died in its own mmap before printing any stack (F6.mmap_die)
+	complete                    bool       // the process printed its last line for this incident: the parser closes it at once
 	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
 	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
@@ -574,8 +575,10 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 				return false
 			}
 			// F6.mmap_die: the runtime's mmap failed again while it
-			// reported the first failure; it dies without a stack.
-			in.sanNoStack = true
+			// reported the first failure; it dies without a stack, so
+			// nothing after this line is the report's (no frames, no
+			// signal dump of its death).
+			in.sanNoStack, in.complete = true, true
 			in.note("the sanitizer runtime died in its own mmap (ERROR: Failed to mmap): it prints no stack")
 		}
 		if strings.HasPrefix(text, "SUMMARY:") {

@@ -15,11 +15,6 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	if k == kOther && numberedStart(p, text) { // format_misc.go
 		return false
 	}
-	if in.sanNoStack {
-		// The runtime died in its own mmap and printed no stack: frames
-		// after its report are the next crash's.
-		return false
-	}
 	switch in.sec {
 	case secNone, secHeader, secBoost, secGlog, secCheck, secCause, secDone:
 		if in.sanDump && in.sanitizerFramesAfterDump(p, ln) { // format_sanitizer.go

@@ -150,32 +150,19 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 		c.PID, _ = strconv.ParseInt(m[1], 10, 64)
 		c.Message = m[2] + ": " + m[3]
 		c.SanitizerBug = sanitizerBug(m[3])
-		if check, ok := strings.CutPrefix(m[3], "CHECK failed: "); ok {
-			// F6.check_failed: the runtime's own check. The thread
-			// number (tid=N) differs from run to run; the check's
-			// file, line, condition and values do not.
-			if i := strings.LastIndex(check, " (tid="); i > 0 {
-				check = check[:i]
-			}
-			c.Message = m[2] + ": CHECK failed: " + check
-			// The bug is the check's condition: the same check fails
-			// at another line of another runtime version.
-			c.SanitizerBug = "CHECK failed"
-			if cm := checkCondRe.FindStringSubmatch(check); cm != nil {
-				c.SanitizerBug = "CHECK failed: " + cm[1]
-			}
+		switch {
+		case len(m) > 4 && strings.HasPrefix(m[3], "CHECK failed: "):
+			// F6.check_failed: the runtime's own check, m[4] its condition.
+			c.SanitizerBug = "CHECK failed: " + m[4]
 			c.Kind = KindSanitizer
-		} else if fm := mmapFailureRe.FindStringSubmatch(m[3]); fm != nil {
-			// F6.mmap_failed: `failed to allocate 0x0 (0) bytes of
-			// ReadFileToBuffer (error code: 22)`: the verb and what the
-			// runtime mapped name the failure; the size and errno are
-			// the message's.
-			c.SanitizerBug = "failed to " + fm[1] + " " + fm[2]
+		case len(m) > 5 && strings.HasPrefix(m[3], "failed to "):
+			// F6.mmap_failed: the verb and what the runtime mapped.
+			c.SanitizerBug = "failed to " + m[4] + " " + m[5]
 			c.Kind = KindSanitizer
-		} else if m[2] == "LeakSanitizer" {
+		case m[2] == "LeakSanitizer":
 			c.Kind = KindLeak
 			c.SanitizerBug = "memory-leak"
-		} else if c.Kind == KindUnknown || c.Kind == KindAssert {
+		case c.Kind == KindUnknown || c.Kind == KindAssert:
 			c.Kind = KindSanitizer
 		}
 	case kTsanStart:
@@ -197,14 +184,6 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 	s := in.newStack("F6", 4)
 	s.th.Crashed = true
 }
-
-// checkCondRe takes the condition out of a sanitizer runtime's check
-// (`asan_thread.cpp:369 "((ptr[0] == …)) != (0)" (0x0, 0x0)`).
-var checkCondRe = mustCompile(`^\S+:\d+ "(.*)" \(0x[0-9a-f]+, 0x[0-9a-f]+\)$`)
-
-// mmapFailureRe splits the description of F6.mmap_failed into the verb
-// and what was being mapped.
-var mmapFailureRe = mustCompile(`^failed to (\w+) 0x[0-9a-f]+ \(\d+\) bytes of (.+?)(?: \((?:error code|errno): \d+\)|: \d+)$`)
 
 // sanitizerBug reduces the ASAN description to its bug type:
 // `heap-use-after-free on address 0x… at pc …` → `heap-use-after-free`.

@@ -183,8 +183,8 @@ func TestParallelSnapshotBudget(t *testing.T) {
 		// the garbage the GC has not reached yet varies with the machine's
 		// load, and a CI run under load measured 49 MiB against the earlier
 		// 48 MiB bound). Without the budget: 174 and 255 MiB; the bound sits
-		// between the two.
-		assert.Less(t, growth, int64(80<<20), "workers %d: the heap grows with the incidents", w)
+		// well below those, above the loaded measurement.
+		assert.Less(t, growth, int64(64<<20), "workers %d: the heap grows with the incidents", w)
 	}
 }
 

@@ -317,6 +317,9 @@ func (p *parser) logical(ln lineInfo) {
 	var preamble, shell *incident
 	if p.cur != nil {
 		if p.cur.accept(p, ln, k, m) {
+			if p.cur != nil && p.cur.complete {
+				p.closeCurrent()
+			}
 			return
 		}
 		if p.cur != nil && k != kSRQuery && k != kTracker && p.cur.srPreambleOnly() && startsIncident(k, ln.text, p) {
