@@ -50,11 +50,12 @@ type compiledRule struct {
 	frames, callers, notCallers []int32
 	files, modules, types       []int32
 	threads                     []glob
-	queryID                     uint16 // bit set of queryIDBit; 0 = any
-	tabletID                    uint16 // bit set of tabletIDBit; 0 = any
-	fileLine                    uint16 // bit set of fileLineBit; 0 = any
-	taskLabel                   uint16 // bit set of taskLabelBit; 0 = any
-	freedBy, logContext, sanBug []glob // context globs (context.go); nil = any
+	siteFiles                   []siteGlob // the files globs' last segments, for a basename crash site (site.go)
+	queryID                     uint16     // bit set of queryIDBit; 0 = any
+	tabletID                    uint16     // bit set of tabletIDBit; 0 = any
+	fileLine                    uint16     // bit set of fileLineBit; 0 = any
+	taskLabel                   uint16     // bit set of taskLabelBit; 0 = any
+	freedBy, logContext, sanBug []glob     // context globs (context.go); nil = any
 	weight                      float64
 	namesOnly                   bool   // frames globs only on the frame's own name
 	mainThread                  bool   // holds only on the process's main thread (context.go)

@@ -27,9 +27,12 @@
 // callers must and must not appear deeper (towards the thread root). The
 // highest priority wins (lifecycle > background roots > load roots > scan
 // > query), then the rule holding at the innermost frame, then the
-// stronger evidence, then the smaller id. Weak evidence decides only when
-// no frame rule matched: thread-name rules, then query-id rules (present,
-// zero, absent). Every Verdict carries PathConfidence; Unknown is answered
+// stronger evidence, then the smaller id. When no frame rule matched, the
+// crash site the failure line printed (Crash.SiteFile: a glog FATAL line's
+// basename, read against the last segment of the files globs at low
+// confidence, or UBSAN's full path, read against the globs themselves)
+// decides next (site.go); then weak evidence: thread-name rules, then
+// query-id rules (present, zero, absent). Every Verdict carries PathConfidence; Unknown is answered
 // only when nothing holds, and its evidence says what was missing.
 //
 // # Defects and status

@@ -77,7 +77,7 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 		files: internAll(r.Files), modules: internAll(r.Modules), types: internAll(r.Types),
 		weight: r.Weight, namesOnly: r.NamesOnly, at: where(r.File, r.Line), whyLine: "why " + r.ID + ": " + r.Why,
 		freedBy: compileGlobs(r.FreedBy), logContext: compileGlobs(r.LogContext), sanBug: compileGlobs(r.SanitizerBug),
-		mainThread: r.MainThread,
+		mainThread: r.MainThread, siteFiles: compileSiteGlobs(r.Files),
 	}
 	if cr.weight <= 0 || cr.weight > 1 {
 		cr.weight = 1
@@ -482,6 +482,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	name := ""
 	if sv.thread != nil {
 		name = sv.thread.Name
+	}
+	// The crash site the failure line printed, when no frame rule held:
+	// where the check or the undefined behaviour is (site.go).
+	if !sv.created && c.decideFromSite(v, crash, sv.thread, qbit) {
+		return
 	}
 	// Weak evidence, only when no frame-level rule matched: the thread
 	// name (a rule may require a query id state), then the query id.

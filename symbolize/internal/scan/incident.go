@@ -407,6 +407,7 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		}
 		in.fatal(m[1])
 		in.fatalAt, in.fatalTID = parseGlogTime(m[0]), m[2]
+		c.SiteFile, c.SiteLine = glogSite(m[0])
 		if tid, err := strconv.ParseInt(m[2], 10, 64); err == nil && tid > 0 && tid <= maxKernelTID {
 			c.TID = tid // glog ≤ 0.6 prints the kernel TID; 0.7 a pthread_t
 		}

@@ -185,6 +185,23 @@ var dumpHeaders = map[lineKind]bool{
 	kDorisAPIStart: true, kDiagGroup: true, kJemalloc: true, kAssert: true,
 }
 
+// ubsanGoesOn reports whether a line of kind k after the SUMMARY of a
+// UBSAN report that printed no stack is the start of the signal dump the
+// undefined behaviour led to: UBSAN reports and lets the process go on
+// (halt_on_error is off by default), and the null call or wild read it
+// reported faults the next instant (a `member call on null pointer`, then
+// the SIGSEGV of that call). Only a signal dump's header lines and signal
+// line qualify, within maxSanDeathGap lines of the report's start;
+// sanitizerDeath then takes the dump into the report (one death).
+func (in *incident) ubsanGoesOn(k lineKind) bool {
+	if !splitHeaders[k] && k != kSignal {
+		return false
+	}
+	c := in.c
+	return c.Kind == KindSanitizer && strings.HasPrefix(c.Message, "runtime error: ") && !in.hasFrames() &&
+		!in.hasSig && c.EndLine-c.StartLine <= maxSanDeathGap
+}
+
 // closedBy reports whether a line of kind k ends the incident before it is
 // looked at: any dump header of another family closes a gdb session (gdb
 // prints no such line inside one).
@@ -198,7 +215,7 @@ func (in *incident) closedBy(k lineKind) bool {
 	if dumpHeaders[k] && in.sec == secGDB {
 		return true
 	}
-	if in.sec == secSanTail && sanTailEnds(k) {
+	if in.sec == secSanTail && sanTailEnds(k) && !in.ubsanGoesOn(k) {
 		return true // after a sanitizer's SUMMARY only shadow bytes and ABORTING follow
 	}
 	if splitHeaders[k] && !in.hasSig && !in.isCause() && in.hasDumpFrames() {

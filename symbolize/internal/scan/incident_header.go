@@ -115,6 +115,44 @@ func (in *incident) fatal(msg string) {
 	in.msgOpen = true
 }
 
+// glogSite returns the source location of a glog line's prefix
+// (`F0611 08:02:41.118230 90211 olap_utils.h:157] msg` → olap_utils.h,
+// 157): the last word before the first `]`, split at its last colon.
+// glogLine has checked the prefix. A location that is not `name:digits`
+// gives "", 0.
+func glogSite(line string) (string, int) {
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return "", 0
+	}
+	head := line[:end]
+	loc := head[strings.LastIndexByte(head, ' ')+1:]
+	i := strings.LastIndexByte(loc, ':')
+	if i <= 0 || i == len(loc)-1 {
+		return "", 0
+	}
+	n := atoiSmall(loc[i+1:])
+	if n <= 0 {
+		return "", 0
+	}
+	return loc[:i], n
+}
+
+// atoiSmall parses a line number of at most 9 digits; anything else is 0.
+func atoiSmall(s string) int {
+	if s == "" || len(s) > 9 {
+		return 0
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
 // checkExpr extracts the expression of a `Check failed:` message without
 // the values glog prints: `a == b (1 vs. 3) text` → `a == b`.
 func checkExpr(msg string) string {
@@ -173,6 +211,9 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 	case kUbsanStart:
 		c.Message = "runtime error: " + m[4]
 		c.SanitizerBug = ubsanBug(m[4])
+		if c.SiteFile == "" {
+			c.SiteFile, c.SiteLine = m[1], atoiSmall(m[2])
+		}
 		c.Kind = KindSanitizer
 		s := in.newStack("F6", 4)
 		s.th.Crashed = true

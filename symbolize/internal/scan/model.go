@@ -191,6 +191,14 @@ type Crash struct {
 	ExceptionType string `json:"exception_type,omitempty"`
 	// SanitizerBug is the sanitizer's bug type (heap-use-after-free, ...).
 	SanitizerBug string `json:"sanitizer_bug,omitempty"`
+	// SiteFile and SiteLine are the source location the failure line itself
+	// printed: a glog FATAL line's `file.cpp:N]` (a basename: glog strips
+	// the directory) or UBSAN's `path/file.h:N:C: runtime error:` (the
+	// path as compiled). It names where the check or the undefined
+	// behaviour is, which is evidence of the code that ran when no frame
+	// says more. Empty when the incident printed none.
+	SiteFile string `json:"site_file,omitempty"`
+	SiteLine int    `json:"site_line,omitempty"`
 
 	// Time is the crash time when the dump printed it (`Aborted at <epoch>`),
 	// in UTC.

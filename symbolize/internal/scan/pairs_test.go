@@ -39,14 +39,6 @@ var (
 	shellOnly = []string{"only the shell's report of the crash", "only supervisord's report of the crash"}
 )
 
-// lastIsCheck reports whether a text's last incident is a check failure
-// without its signal dump: glog prints the check failure, then `*** Aborted
-// at …` and `PC: …`, so a text that starts at a `PC:` line (a stack quoted
-// by hand from its PC line on) reads as that failure's own dump after it.
-func lastIsCheck(f []incidentFacts) bool {
-	return len(f) > 0 && f[len(f)-1].Kind == KindCheck && f[len(f)-1].Signal == ""
-}
-
 // firstOpener returns the kind of the first line of text that opens an
 // incident (kOther when none does, or when a headerless frame does).
 func firstOpener(text string) lineKind {
@@ -59,6 +51,32 @@ func firstOpener(text string) lineKind {
 		}
 	}
 	return kOther
+}
+
+// endsInOpenCause reports whether the last incident of a text (its facts
+// f) is an abort cause that printed neither a stack nor a death — a check
+// failure's F line alone, a sanitizer report's first lines — and text b
+// opens with a signal dump's header: the parser joins such a dump to the
+// cause by design (incident.go kSignal: a check failure's SIGABRT dump;
+// sanitizerDeath and ubsanGoesOn: the fault a recoverable sanitizer
+// reported), and frames without a header after it are its stack, so the
+// pair reads as one death. Corpus doris/187 (a UBSAN
+// line alone), doris/188 and starrocks/120 (a check's F line alone) end so.
+func endsInOpenCause(f []incidentFacts, b string) bool {
+	if len(f) == 0 {
+		return false
+	}
+	l := f[len(f)-1]
+	if l.Signal != "" || len(l.Frames) > 0 || l.Kind != KindCheck && l.Kind != KindSanitizer {
+		return false
+	}
+	switch firstOpener(b) {
+	case kSignal, kAbortedAt, kPC, kQueryID, kNereids, kTablet, kCommit, kSRQuery, kTracker, kVersion, kMinidump:
+		return true
+	case kOther:
+		return true // headerless frames: the cause's own stack, read as such
+	}
+	return false
 }
 
 // endsInFramelessGlogDump reports whether the last non-blank line of text
@@ -170,7 +188,7 @@ func TestBackToBackPairs(t *testing.T) {
 			want := append(append([]incidentFacts{}, facts[a]...), facts[b]...)
 			inseparable := reasonHas(reasons[a], continuedByNext) || reasonHas(reasons[b], continuesPrevious) ||
 				reasonHas(reasons[a], shellOnly) && gdbCoreFirst(texts[b]) ||
-				lastIsCheck(facts[a]) && firstOpener(texts[b]) == kPC ||
+				endsInOpenCause(facts[a], texts[b]) ||
 				endsInFramelessGlogDump(texts[a])
 			for _, v := range variants {
 				got := factsOf(parseString(t, joinTexts(texts[a], texts[b], v.sep, v.crlf)), true)
@@ -297,7 +315,18 @@ func TestBackToBackPairs(t *testing.T) {
 	// its PC frame, so the next text's first stack reads as its frames
 	// (counted apart, endsInFramelessGlogDump): all pairs 96.13% of
 	// 172,800, separable 99.05% of 157,302.
-	require.GreaterOrEqual(t, (kept+joinedKept)*10000, all*9610, "fewer than 96.10%% of all pairs keep both incidents")
+	// On 2026-12-03 (ninth session) three validation texts joined the
+	// corpus (doris 187–189): a UBSAN location line alone, a check's F
+	// line alone, and a UBSAN report whose SUMMARY is followed by the
+	// signal dump of the fault it reported (ubsanGoesOn: one death). The
+	// first two end in an abort cause with neither stack nor death, which
+	// the next text's dump or headerless frames continue by format
+	// (counted apart, endsInOpenCause, which replaced lastIsCheck's
+	// narrower `PC:` case): all pairs 95.84% of 178,608, separable 99.01%
+	// of 160,353. The scanner of ccf1417 on the same corpus gives 95.82%
+	// of 177,147 (its 189 is two incidents, so not a single-crash text):
+	// the drop is the data's.
+	require.GreaterOrEqual(t, (kept+joinedKept)*10000, all*9580, "fewer than 95.80%% of all pairs keep both incidents")
 }
 
 // pairFailure names the kind of a failure reported by TestBackToBackPairs

@@ -93,6 +93,10 @@ var linePrefixes = map[string]func(n int) string{
 	"len4096":     func(int) string { return strings.Repeat("s", 4094) + "] " },
 }
 
+// tablePrefixes are the linePrefixes whose family a table knows (they are
+// stripped from a line alone); the others must be learned from two lines.
+var tablePrefixes = map[string]bool{"k8s-cri": true, "syslog": true, "dmesg": true, "markdown": true}
+
 func prefixLines(text string, pre func(int) string) string {
 	lines := strings.SplitAfter(text, "\n")
 	var b strings.Builder
@@ -111,10 +115,23 @@ func prefixLines(text string, pre func(int) string) string {
 // (count, kind, signal, crashing-thread frame names) as bare.
 func TestPrefixedCrashTexts(t *testing.T) {
 	texts := crashTexts(t)
-	total, same := 0, 0
+	total, same, oneLine := 0, 0, 0
 	for name, text := range texts {
 		want := factsOf(parseString(t, text), false)
+		// One glog line alone: no dump header anchors a prefix before it
+		// (headerAnchor), and no second line teaches one.
+		_, _, _, glog := glogLine(strings.TrimSpace(text))
+		single := glog && strings.Count(strings.TrimSpace(text), "\n") == 0
 		for pname, pre := range linePrefixes {
+			if single && !tablePrefixes[pname] {
+				// A prefix no table knows is learned from two lines
+				// (prefix.go): a text of one glog line cannot teach it,
+				// and no dump header anchors it (corpus doris/188, a
+				// glog F line alone). A be.WARNING shipped with such a
+				// prefix has other lines before its F line to learn from.
+				oneLine++
+				continue
+			}
 			total++
 			got := factsOf(parseString(t, prefixLines(text, pre)), false)
 			if d := factsDiff(want, got); d == "" {
@@ -124,7 +141,7 @@ func TestPrefixedCrashTexts(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("prefixed texts parsing as bare: %d of %d", same, total)
+	t.Logf("prefixed texts parsing as bare: %d of %d (%d tries of one-glog-line texts with a learned-only prefix skipped)", same, total, oneLine)
 }
 
 // The collapsed and glog cases of issue 13, and its fuzz crasher.

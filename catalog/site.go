@@ -1,0 +1,132 @@
+// Crash-site evidence: the source location a failure line printed itself
+// (a glog FATAL line's `file.cpp:N]`, UBSAN's `path:N:C: runtime error:`),
+// read by the path rules' files globs when no frame decided.
+
+package catalog
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/crashsig/crashsig/symbolize"
+)
+
+// Site evidence weights. A full source path (UBSAN prints the path as
+// compiled) is a source path like a frame's, read a little below it: it is
+// the innermost code only, with no caller to confirm it. A basename (glog
+// strips the directory) can only be matched against the last segment of a
+// files glob, which loses the directory that made the glob specific: it
+// decides at low confidence.
+const (
+	weightSite     = 0.6
+	weightSiteBase = 0.45
+	// minSiteLiteral is the least number of literal bytes the last segment
+	// of a files glob needs to be read against a basename: `*` or `*.cpp`
+	// says nothing about a file without its directory.
+	minSiteLiteral = 5
+)
+
+// siteGlob is the last path segment of a files glob, for basenames.
+type siteGlob struct {
+	g    glob
+	text string // the whole files glob, for the evidence line
+}
+
+// compileSiteGlobs returns the basename globs of a rule's files globs: the
+// segment after the last '/', when it has minSiteLiteral literal bytes.
+func compileSiteGlobs(files []string) []siteGlob {
+	var out []siteGlob
+	for _, f := range files {
+		last := f[strings.LastIndexByte(f, '/')+1:]
+		lit := 0
+		for i := 0; i < len(last); i++ {
+			if last[i] != '*' && last[i] != '?' {
+				lit++
+			}
+		}
+		if lit < minSiteLiteral {
+			continue
+		}
+		if g, err := compileGlob(last); err == nil {
+			out = append(out, siteGlob{g: g, text: f})
+		}
+	}
+	return out
+}
+
+// siteHold is a rule that the crash site satisfies.
+type siteHold struct {
+	rule int
+	glob string
+	w    float64
+}
+
+// decideFromSite decides the path from the incident's printed crash site
+// when no frame rule held (decidePath): the files globs of the path rules
+// read the site's path (or, for a basename, the globs' last segments),
+// with the rules' id, thread and context conditions. It reports whether a
+// rule placed the crash; v is left as it was when not.
+func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *symbolize.Thread, qbit uint16) bool {
+	if crash == nil || crash.SiteFile == "" || c.stack.toolchainPath(crash.SiteFile) {
+		return false
+	}
+	file := crash.SiteFile
+	full := strings.IndexByte(file, '/') >= 0
+	best := siteHold{rule: -1}
+	consider := func(ri int, g string, w float64) {
+		cr := &c.crules[ri]
+		if !cr.idsHold(qbit) || len(cr.callers) > 0 || len(cr.threads) > 0 && !threadMatches(cr.threads, thread) {
+			return
+		}
+		if cr.hasContext() {
+			if _, _, ok := cr.contextHolds(crash); !ok {
+				return
+			}
+		}
+		w *= cr.weight
+		if best.rule < 0 || better(&c.rules[ri], 0, w, &c.rules[best.rule], 0, best.w) {
+			best = siteHold{rule: ri, glob: g, w: w}
+		}
+	}
+	if full {
+		sc := c.ix.scratchFor()
+		buf := c.ix.matches(nil, file, sc)
+		c.ix.release(sc)
+		for _, g := range buf {
+			for _, o := range c.owners[g] {
+				if o.kind == 0 && containsID(c.crules[o.idx].files, g) {
+					consider(int(o.idx), c.ix.globs[g].quoted, weightSite)
+				}
+			}
+		}
+	} else {
+		for ri := range c.crules {
+			for _, sg := range c.crules[ri].siteFiles {
+				if sg.g.match(file) {
+					consider(ri, strconv.Quote(sg.text), weightSiteBase)
+					break
+				}
+			}
+		}
+	}
+	if best.rule < 0 {
+		return false
+	}
+	r := &c.rules[best.rule]
+	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+	v.PathConfidence = confidenceOf(best.w)
+	how := "source path"
+	if !full {
+		how = "source file (a basename, read against the glob's last segment)"
+	}
+	loc := file
+	if crash.SiteLine > 0 {
+		loc += ":" + strconv.Itoa(crash.SiteLine)
+	}
+	v.Evidence = append(v.Evidence,
+		"path "+string(r.Path)+"/"+r.Area+" by rule "+r.ID+" ("+c.crules[best.rule].at+"): crash site "+how+" "+strconv.Quote(loc)+
+			" printed by the failure line ~ "+best.glob+", and no frame rule matched (weight "+strconv.FormatFloat(best.w, 'f', 2, 64)+
+			", confidence "+string(v.PathConfidence)+")",
+		c.crules[best.rule].whyLine)
+	return true
+}
