@@ -296,6 +296,15 @@
 // code that happened to trip it) and also when none do (the mmap failure
 // prints no stack), instead of `EMPTY: …` or the first program frame.
 //
+// crashsig-sig/13 repairs names whose template argument lists an HTML or
+// Markdown renderer ate as tags (`std::_Hashtable, std::allocator>, …,
+// std::__detail::_Hashtable_traits>::_M_find_before_node` for
+// `std::_Hashtable<std::__cxx11::basic_string<…>, …>::_M_find_before_node`)
+// where one eaten list held several: a top-level comma begins the
+// remnant (a name has commas only inside argument lists), and a closer
+// followed by `,`, `>` or a cv-qualifier continues it; a cast among the
+// arguments (`(fmt::v7::detail::type)1`) no longer passes for the scope.
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //

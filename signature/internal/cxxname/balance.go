@@ -57,8 +57,12 @@ func SkipBalanced(s string, i int, open, close byte) (int, bool) {
 // `doris::vectorized::PODArray, 15ul, 16ul>::operator[](long)` for
 // `PODArray<unsigned char, 4096ul, Allocator<…>, 15ul, 16ul>::operator[]`,
 // and `do_process >(…)` for `do_process<…> >(…)`. An unmatched `>` at the
-// top level ends the remnant; the remnant starts at the first `,` or blank
-// after the last `::` (or `(`) before it. `operator>`, `operator->` and
+// top level ends the remnant; the remnant starts at the first top-level
+// `,` since the last remnant (a name has commas only inside argument
+// lists), else at the first `,` or blank after the last `::` (or `(`)
+// before the closer, or, when the list that closed
+// just before was followed by `,` or `>`, where that list's remnant began
+// (one eaten list holding several). `operator>`, `operator->` and
 // `operator>>` are not closers. Text without an unmatched `>` is returned
 // unchanged.
 func repairEatenTemplates(s string) string {
@@ -66,10 +70,17 @@ func repairEatenTemplates(s string) string {
 		return s
 	}
 	var b []byte
-	angle, paren := 0, 0
+	angle, paren, pending, comma := 0, 0, -1, -1
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
+		case ',':
+			if angle == 0 && paren == 0 && comma < 0 {
+				// A name has commas only inside argument lists: one
+				// at the top level is inside an eaten list, whose
+				// remnant it begins.
+				comma = i
+			}
 		case '(':
 			paren++
 		case ')':
@@ -94,9 +105,25 @@ func repairEatenTemplates(s string) string {
 			if b == nil {
 				b = []byte(s)
 			}
-			start := remnantStart(string(b[:i]))
+			start := pending
+			switch {
+			case start >= 0:
+			case comma >= 0:
+				start = comma
+			default:
+				start = remnantStart(string(b[:i]))
+			}
+			comma = -1
 			for k := start; k <= i; k++ {
 				b[k] = 0
+			}
+			// A `,` or another `>` after the closer (continuesList):
+			// the list that closed was itself an argument of an eaten
+			// list (`format_arg_store, char>, std::basic_string, …>::`),
+			// whose next unmatched `>` ends the same remnant.
+			pending = -1
+			if continuesList(s, i+1) {
+				pending = start
 			}
 		}
 	}
@@ -112,6 +139,28 @@ func repairEatenTemplates(s string) string {
 	return string(out)
 }
 
+// continuesList reports whether the text at i, after a closing `>`,
+// continues an argument list: a `,` or another `>`, possibly after the
+// type's cv-qualifiers and declarator marks (`> const, …`, `>&>`). A blank
+// before a name (`value, char>> fmt::…`: the return type ended) does not.
+func continuesList(s string, i int) bool {
+	for i < len(s) {
+		switch {
+		case s[i] == ',' || s[i] == '>':
+			return true
+		case s[i] == ' ' || s[i] == '&' || s[i] == '*':
+			i++
+		case strings.HasPrefix(s[i:], "const"):
+			i += len("const")
+		case strings.HasPrefix(s[i:], "volatile"):
+			i += len("volatile")
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // isOperatorChar reports whether the `<` or `>` at i belongs to an
 // operator name (`operator<`, `operator<<=`, `operator>`, `operator>>`).
 func isOperatorChar(s string, i int) bool {
@@ -124,14 +173,29 @@ func isOperatorChar(s string, i int) bool {
 
 // remnantStart finds where the remnant of an eaten template argument list
 // that ends at len(prefix) begins: the first `,` or blank after the last
-// `::` or `(` of prefix (zero bytes, already removed, count as absent).
+// `::` or unmatched `(` of prefix (zero bytes, already removed, count as
+// absent). A `::` or `(` inside a balanced parenthesised group is a
+// template argument's own (a cast `(fmt::v7::detail::type)1` among the
+// arguments), not the scope the list belongs to, and is passed over.
 func remnantStart(prefix string) int {
-	from := 0
-	if k := strings.LastIndex(prefix, "::"); k >= 0 {
-		from = k + 2
-	}
-	if k := strings.LastIndexByte(prefix, '('); k+1 > from {
-		from = k + 1
+	from, depth := 0, 0
+back:
+	for k := len(prefix) - 1; k >= 0; k-- {
+		switch prefix[k] {
+		case ')':
+			depth++
+		case '(':
+			if depth == 0 {
+				from = k + 1
+				break back
+			}
+			depth--
+		case ':':
+			if depth == 0 && k > 0 && prefix[k-1] == ':' {
+				from = k + 1
+				break back
+			}
+		}
 	}
 	for k := from; k < len(prefix); k++ {
 		if prefix[k] == ',' || prefix[k] == ' ' {

@@ -98,6 +98,18 @@ func TestSkipBalanced(t *testing.T) {
 func TestRepairEatenTemplates(t *testing.T) {
 	assert.Equal(t, "doris::vectorized::PODArray::operator[](long) const",
 		repairEatenTemplates("doris::vectorized::PODArray, 15ul, 16ul>::operator[](long) const"))
+	// A cast among the eaten arguments holds a `::` of its own (corpus
+	// doris/190: fmt's make_arg<true, Ctx<…>, (fmt::v7::detail::type)1, int, 0>).
+	assert.Equal(t, "fmt::v7::format_arg_store::format_arg_store(std::__cxx11::basic_string const&)",
+		repairEatenTemplates("fmt::v7::format_arg_store, char>, std::__cxx11::basic_string, std::allocator>, int const, std::atomic>::format_arg_store(std::__cxx11::basic_string const&)"))
+	// An argument type's own scope inside the remnant (validation-style
+	// paste of std::_Hashtable<std::__cxx11::basic_string<…>, …>).
+	assert.Equal(t, "std::_Hashtable::_M_find_before_node(unsigned long) const",
+		repairEatenTemplates("std::_Hashtable, std::allocator>, std::pair, std::allocator> const, cctz::time_zone>>, std::__detail::_Select1st, std::__detail::_Hashtable_traits>::_M_find_before_node(unsigned long) const"))
+	assert.Equal(t, "fmt::v7::format_arg_store::type::type fmt::v7::make_args_checked(char const (&) [77])",
+		repairEatenTemplates("fmt::v7::format_arg_store, char>, std::remove_reference, std::allocator>>::type, std::remove_reference::type, std::remove_reference&>::type> fmt::v7::make_args_checked, std::allocator>, int const&, char [77], char>(char const (&) [77])"))
+	assert.Equal(t, "fmt::v7::detail::value fmt::v7::detail::make_arg(int const&)",
+		repairEatenTemplates("fmt::v7::detail::value, char>> fmt::v7::detail::make_arg, char>, (fmt::v7::detail::type)1, int, 0>(int const&)"))
 	for _, s := range []string{"std::vector<int>::operator>>(int)", "foo::Bar::operator->() const", "a<b<c>>::d", "no closer"} {
 		assert.Equal(t, s, repairEatenTemplates(s), "balanced or operator text must stay")
 	}
