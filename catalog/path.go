@@ -391,6 +391,19 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			consider(ri, h)
 		}
 	}
+	if best >= 0 && c.rules[best].Priority <= genericPriority && !sv.created && sv.thread != nil && sv.thread.Name != "" {
+		// Only a generic frame rule holds (column operations, memory
+		// tracking, RPC plumbing, any product frame): code every path
+		// runs. The crashing thread's pool name, when a thread rule
+		// knows it, says more about the work (thread.go's caveat, a JVM
+		// thread inheriting a native name, does not apply to a stack of
+		// native product frames).
+		if wb := c.weakThreadRule(sv.thread.Name, qbit, sv.created); wb >= 0 && c.rules[wb].Path != c.rules[best].Path {
+			c.decideByThread(v, wb, sv.thread.Name, "only a generic frame rule matched")
+			v.Evidence = append(v.Evidence, "generic frame rule "+c.rules[best].ID+" also matched (frame #"+strconv.Itoa(bestHold.at)+" "+sv.frames[min(bestHold.at, len(sv.frames)-1)]+"): code every path runs, so the thread name decided")
+			return
+		}
+	}
 	if best >= 0 {
 		r := &c.rules[best]
 		v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
@@ -491,27 +504,8 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	// Weak evidence, only when no frame-level rule matched: the thread
 	// name (a rule may require a query id state), then the query id.
 	if name != "" {
-		wb := -1
-		for _, i := range c.weak {
-			cr := &c.crules[i]
-			if !cr.idsHold(qbit) {
-				continue
-			}
-			if sv.created && c.rules[i].Path == PathLifecycle {
-				continue
-			}
-			for _, g := range cr.threads {
-				if g.match(name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
-					wb = i
-				}
-			}
-		}
-		if wb >= 0 {
-			r := &c.rules[wb]
-			v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
-			w := weightThread * c.crules[wb].weight
-			v.PathConfidence = confidenceOf(w)
-			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and no frame rule matched (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, c.crules[wb].at, name, w, v.PathConfidence), c.crules[wb].whyLine)
+		if wb := c.weakThreadRule(name, qbit, sv.created); wb >= 0 {
+			c.decideByThread(v, wb, name, "no frame rule matched")
 			return
 		}
 	}
@@ -535,6 +529,43 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	}
 	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
 	v.Evidence = append(v.Evidence, "path unknown: "+c.missing(sv, qs, name))
+}
+
+// genericPriority is the highest priority of the generic frame rules
+// (query-column-ops, query-memory-tracking, query-rpc,
+// fallback-product-frame and the like): code that every path runs, over
+// which a thread rule that knows the crashing thread's pool decides.
+const genericPriority = 10
+
+// weakThreadRule returns the best thread-name rule that holds for name and
+// the crash's id bits (lifecycle ones not on a creation stack), or -1.
+func (c *Catalog) weakThreadRule(name string, qbit uint16, created bool) int {
+	wb := -1
+	for _, i := range c.weak {
+		cr := &c.crules[i]
+		if !cr.idsHold(qbit) {
+			continue
+		}
+		if created && c.rules[i].Path == PathLifecycle {
+			continue
+		}
+		for _, g := range cr.threads {
+			if g.match(name) && (wb < 0 || better(&c.rules[i], -1, 0, &c.rules[wb], -1, 0)) {
+				wb = i
+			}
+		}
+	}
+	return wb
+}
+
+// decideByThread writes the verdict of thread rule wb for thread name;
+// why says what the frames gave.
+func (c *Catalog) decideByThread(v *Verdict, wb int, name, why string) {
+	r := &c.rules[wb]
+	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+	w := weightThread * c.crules[wb].weight
+	v.PathConfidence = confidenceOf(w)
+	v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s by weak rule %s (%s): thread name %q and %s (weight %.2f, confidence %s)", r.Path, r.Area, r.ID, c.crules[wb].at, name, why, w, v.PathConfidence), c.crules[wb].whyLine)
 }
 
 // missing says which evidence the crash lacked, for an unknown path.

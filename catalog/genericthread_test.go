@@ -1,0 +1,53 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// asanOnThread is an ASAN heap-use-after-free on thread T12 named thread,
+// whose access stack is frames (each `name file:line`).
+func asanOnThread(thread string, frames ...string) string {
+	s := "==9001==ERROR: AddressSanitizer: heap-use-after-free on address 0x6030002a1b40 at pc 0x55d1c2b3a4f5 bp 0x7f3a2bffe9d0 sp 0x7f3a2bffe9c8\n" +
+		"READ of size 8 at 0x6030002a1b40 thread T12" + thread + "\n"
+	for i, f := range frames {
+		s += "    #" + string(rune('0'+i)) + " 0x55d1c2b3a4f4 in " + f + "\n"
+	}
+	return s + "\nSUMMARY: AddressSanitizer: heap-use-after-free /root/doris/be/src/x.cpp:1:1 in f\n==9001==ABORTING\n"
+}
+
+// When only a generic frame rule holds (memory tracking, column
+// operations: code every path runs), the crashing thread's pool name
+// decides if a thread rule knows it; with no name, or with a specific
+// frame rule, the frames decide as before.
+func TestGenericFrameRuleYieldsToThreadName(t *testing.T) {
+	memTracking := []string{
+		"doris::MemTrackerLimiter::refresh_global_counter() /root/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:120:5",
+		"doris::ThreadContext::consume_memory(long) /root/doris/be/src/runtime/thread_context.h:200:3",
+		"start_thread (/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)",
+	}
+	v, cr := classifyText(t, asanOnThread(" (memory_maintena)", memTracking...))
+	require.Equal(t, "memory_maintena", cr.Threads[0].Name)
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
+	assert.Equal(t, "weak-thread-background", v.PathRule)
+	assert.Equal(t, ConfidenceLow, v.PathConfidence)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), "generic frame rule query-memory-tracking also matched")
+
+	// No thread name: the generic rule stands.
+	v, _ = classifyText(t, asanOnThread("", memTracking...))
+	assert.Equal(t, "query-memory-tracking", v.PathRule, "%v", v.Evidence)
+
+	// A name no thread rule knows: the generic rule stands.
+	v, _ = classifyText(t, asanOnThread(" (bthread_worker)", memTracking...))
+	assert.Equal(t, "query-memory-tracking", v.PathRule, "%v", v.Evidence)
+
+	// A specific frame rule holds: the frames decide, whatever the name.
+	v, _ = classifyText(t, asanOnThread(" (memory_maintena)",
+		"doris::vectorized::VDataStreamRecvr::SenderQueue::add_block(doris::vectorized::Block*, bool) /root/doris/be/src/vec/runtime/vdata_stream_recvr.cpp:192:31",
+		"doris::MemTrackerLimiter::refresh_global_counter() /root/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:120:5"))
+	assert.Equal(t, PathQuery, v.Path, "%v", v.Evidence)
+	assert.NotEqual(t, "weak-thread-background", v.PathRule)
+}
