@@ -32,8 +32,11 @@
 // basename, read against the last segment of the files globs at low
 // confidence, or UBSAN's full path, read against the globs themselves)
 // decides next (site.go); then weak evidence: thread-name rules, then
-// query-id rules (present, zero, absent). Every Verdict carries PathConfidence; Unknown is answered
-// only when nothing holds, and its evidence says what was missing.
+// query-id rules (present, zero, absent). A thread-name rule also decides
+// over a generic frame rule (priority <= 10: column operations, memory
+// tracking, RPC plumbing, any product frame: code every path runs) that
+// names another path. Every Verdict carries PathConfidence; Unknown is
+// answered only when nothing holds, and its evidence says what was missing.
 //
 // # Defects and status
 //
