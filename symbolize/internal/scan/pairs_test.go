@@ -361,7 +361,8 @@ func pairFailure(k string) string {
 // other (each after a blank line, in a fixed shuffled order) and checks
 // each text's share of the incidents: every text starts exactly one,
 // except one that joins a neighbour, which starts none — and then the two
-// texts scanned alone, one after the other, are one incident too (a
+// texts scanned alone, one after the other, are one incident too (or the
+// chain of texts it ends, oneChain) (a
 // shell's report after a dump, a text starting inside a dump, a cut dump
 // the next text continues, a preamble whose dump is the next text's: the
 // pairs TestBackToBackPairs judges). Which texts are drawn changes with
@@ -394,7 +395,8 @@ func TestConcatenated200(t *testing.T) {
 		switch {
 		case own[i] == 1:
 		case own[i] == 0 && i > 0 && onePair(t, texts[order[i-1]], texts[name]),
-			own[i] == 0 && i < 199 && onePair(t, texts[name], texts[order[i+1]]):
+			own[i] == 0 && i < 199 && onePair(t, texts[name], texts[order[i+1]]),
+			own[i] == 0 && oneChain(t, texts, order, own, i):
 			joined++
 		default:
 			t.Errorf("text %d (%s) starts %d incidents (its neighbours: %s, %s)", i, name, own[i], order[max(i-1, 0)], order[min(i+1, 199)])
@@ -402,6 +404,31 @@ func TestConcatenated200(t *testing.T) {
 	}
 	t.Logf("200 concatenated single-crash texts gave %d incidents; %d texts joined a neighbour, as the pair alone does", len(cs), joined)
 	require.Equal(t, 200-joined, len(cs), "incidents")
+}
+
+// oneChain reports whether text i, which started no incident, and the
+// texts before it back to the last one that started one scan as one
+// incident together: a chain of joins, each right by format (a stackless
+// UBSAN report, the headerless frames after it as its stack, then a
+// SIGABRT dump as its abort: corpus doris/187, starrocks/056, 112).
+func oneChain(t *testing.T, texts map[string]string, order []string, own []int, i int) bool {
+	j := i - 1
+	for j > 0 && own[j] == 0 {
+		j--
+	}
+	if j < 0 || own[j] != 1 || j == i-1 {
+		return false
+	}
+	var b strings.Builder
+	for k := j; k <= i; k++ {
+		s := texts[order[k]]
+		if !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	return len(parseString(t, b.String())) == 1
 }
 
 // onePair reports whether text a then text b (after a blank line) scan as
