@@ -44,6 +44,14 @@ func TestGenericFrameRuleYieldsToThreadName(t *testing.T) {
 	v, _ = classifyText(t, asanOnThread(" (bthread_worker)", memTracking...))
 	assert.Equal(t, "query-memory-tracking", v.PathRule, "%v", v.Evidence)
 
+	// JVM internals on a scanner-named thread: a JVM thread inherits the
+	// name of the native thread that created it, so the name does not
+	// override the JVM rule.
+	v, _ = classifyText(t, asanOnThread(" (rs_normal [work)",
+		"AccessInternal::PostRuntimeDispatch<G1BarrierSet::AccessBarrier<1097844ul, G1BarrierSet>, (AccessInternal::BarrierType)2, 1097844ul>::oop_access_barrier(void*) (/usr/lib/jvm/java-17/lib/server/libjvm.so+0x5b1c3a)",
+		"JavaThread::run() (/usr/lib/jvm/java-17/lib/server/libjvm.so+0xe1c2a0)"))
+	assert.Equal(t, "query-jvm-internal", v.PathRule, "%v", v.Evidence)
+
 	// A specific frame rule holds: the frames decide, whatever the name.
 	v, _ = classifyText(t, asanOnThread(" (memory_maintena)",
 		"doris::vectorized::VDataStreamRecvr::SenderQueue::add_block(doris::vectorized::Block*, bool) /root/doris/be/src/vec/runtime/vdata_stream_recvr.cpp:192:31",

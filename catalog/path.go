@@ -391,16 +391,18 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			consider(ri, h)
 		}
 	}
-	if best >= 0 && c.rules[best].Priority <= genericPriority && !sv.created && sv.thread != nil && sv.thread.Name != "" {
-		// Only a generic frame rule holds (column operations, memory
-		// tracking, RPC plumbing, any product frame): code every path
-		// runs. The crashing thread's pool name, when a thread rule
-		// knows it, says more about the work (thread.go's caveat, a JVM
-		// thread inheriting a native name, does not apply to a stack of
-		// native product frames).
+	if best >= 0 && c.rules[best].Priority <= genericPriority && !sv.created && sv.thread != nil && sv.thread.Name != "" &&
+		bestHold.at < len(sv.frames) && c.productHold(sv, bestHold) {
+		// Only a generic frame rule holds, by product evidence (column
+		// operations, memory tracking, any product function or type:
+		// productHold): code every path runs. The crashing thread's pool name, when a thread rule
+		// knows it, says more about the work. A thread running product
+		// code is the backend's own, whose name is its pool's; the caveat
+		// about names (a JVM thread inherits the name of the native thread
+		// that created it) is why JVM and RPC-library frames do not yield.
 		if wb := c.weakThreadRule(sv.thread.Name, qbit, sv.created); wb >= 0 && c.rules[wb].Path != c.rules[best].Path {
 			c.decideByThread(v, wb, sv.thread.Name, "only a generic frame rule matched")
-			v.Evidence = append(v.Evidence, "generic frame rule "+c.rules[best].ID+" also matched (frame #"+strconv.Itoa(bestHold.at)+" "+sv.frames[min(bestHold.at, len(sv.frames)-1)]+"): code every path runs, so the thread name decided")
+			v.Evidence = append(v.Evidence, "generic frame rule "+c.rules[best].ID+" also matched (frame #"+strconv.Itoa(bestHold.at)+" "+sv.frames[bestHold.at]+"): code every path runs, so the thread name decided")
 			return
 		}
 	}
@@ -534,8 +536,22 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 // genericPriority is the highest priority of the generic frame rules
 // (query-column-ops, query-memory-tracking, query-rpc,
 // fallback-product-frame and the like): code that every path runs, over
-// which a thread rule that knows the crashing thread's pool decides.
+// which a thread rule that knows the crashing thread's pool decides when
+// the rule holds at a product frame.
 const genericPriority = 10
+
+// productHold reports whether a rule holds by product evidence: a product
+// frame's name, or a product name in a frame's template arguments or as
+// a lambda's owner (not a module, a JVM or an RPC library's frame).
+func (c *Catalog) productHold(sv *stackView, h ruleHold) bool {
+	switch h.h.src {
+	case srcType, srcOwner:
+		return true
+	case srcName:
+		return c.stack.isProductName(sv.frames[h.at])
+	}
+	return false
+}
 
 // weakThreadRule returns the best thread-name rule that holds for name and
 // the crash's id bits (lifecycle ones not on a creation stack), or -1.
