@@ -221,7 +221,7 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 		in.event(ln, "interleaved", ln.text)
 		return true
 	}
-	if in.closedBy(k) {
+	if in.closedBy(k, ln.no) {
 		return false
 	}
 	if in.shellOnly && k != kBlank && (k != kOther || startsIncident(k, ln.text, p)) {

@@ -191,15 +191,16 @@ var dumpHeaders = map[lineKind]bool{
 // (halt_on_error is off by default), and the null call or wild read it
 // reported faults the next instant (a `member call on null pointer`, then
 // the SIGSEGV of that call). Only a signal dump's header lines and signal
-// line qualify, within maxSanDeathGap lines of the report's start;
+// line qualify, at line no within maxSanDeathGap lines of the report's
+// start;
 // sanitizerDeath then takes the dump into the report (one death).
-func (in *incident) ubsanGoesOn(k lineKind) bool {
+func (in *incident) ubsanGoesOn(k lineKind, no int) bool {
 	if !splitHeaders[k] && k != kSignal {
 		return false
 	}
 	c := in.c
 	return c.Kind == KindSanitizer && strings.HasPrefix(c.Message, "runtime error: ") && !in.hasFrames() &&
-		!in.hasSig && c.EndLine-c.StartLine <= maxSanDeathGap
+		!in.hasSig && no-c.StartLine <= maxSanDeathGap
 }
 
 // closedBy reports whether a line of kind k ends the incident before it is
@@ -211,11 +212,11 @@ func (in *incident) ubsanGoesOn(k lineKind) bool {
 // start of an abort cause (which comes before its dump, never inside it),
 // begins the next incident. A kernel segfault line after a stack is the
 // next crash's (before one, it joins the dump that follows).
-func (in *incident) closedBy(k lineKind) bool {
+func (in *incident) closedBy(k lineKind, no int) bool {
 	if dumpHeaders[k] && in.sec == secGDB {
 		return true
 	}
-	if in.sec == secSanTail && sanTailEnds(k) && !in.ubsanGoesOn(k) {
+	if in.sec == secSanTail && sanTailEnds(k) && !in.ubsanGoesOn(k, no) {
 		return true // after a sanitizer's SUMMARY only shadow bytes and ABORTING follow
 	}
 	if splitHeaders[k] && !in.hasSig && !in.isCause() && in.hasDumpFrames() {

@@ -79,7 +79,8 @@ func ubsanThenDump(gap string) string {
 // UBSAN reports and lets the process go on: a stackless report whose
 // SUMMARY is followed at once by a signal dump of the same death is one
 // incident with the dump's stack; a dump that comes later (more than
-// maxSanDeathGap lines after the report) is another crash.
+// maxSanDeathGap lines after the report, or after other output) is
+// another crash.
 func TestUbsanGoesOnIntoDump(t *testing.T) {
 	cs := parseText(t, ubsanThenDump(""))
 	require.Len(t, cs, 1)
@@ -91,15 +92,20 @@ func TestUbsanGoesOnIntoDump(t *testing.T) {
 	require.NotEmpty(t, th.Frames)
 	assert.Contains(t, framesText(th.Frames), "doris::FragmentMgr::cancel_worker()")
 
-	var gap strings.Builder
-	for i := 0; i < maxSanDeathGap; i++ {
-		gap.WriteString("W20241115 09:44:07.000000 17463 fragment_mgr.cpp:1000] something else\n")
+	// Blank lines between them do not separate them, up to
+	// maxSanDeathGap lines after the report's start; a dump later than
+	// that, or after a line the report does not print (the process went on
+	// logging: glog or any other text), is another crash.
+	cs = parseText(t, ubsanThenDump("\n\n\n"))
+	require.Len(t, cs, 1)
+	assert.Equal(t, "SIGSEGV", cs[0].Signal)
+	for _, gap := range []string{strings.Repeat("\n", maxSanDeathGap), "W20241115 09:44:07.000000 17463 fragment_mgr.cpp:1000] something else\n", "some unrecognized chatter of the process\n"} {
+		cs = parseText(t, ubsanThenDump(gap))
+		require.Len(t, cs, 2, "%q", gap)
+		assert.Equal(t, KindSanitizer, cs[0].Kind)
+		assert.Empty(t, cs[0].Signal)
+		assert.Equal(t, KindSignal, cs[1].Kind)
 	}
-	cs = parseText(t, ubsanThenDump(gap.String()))
-	require.Len(t, cs, 2)
-	assert.Equal(t, KindSanitizer, cs[0].Kind)
-	assert.Empty(t, cs[0].Signal)
-	assert.Equal(t, KindSignal, cs[1].Kind)
 }
 
 func framesText(fs []Frame) string {
