@@ -811,12 +811,19 @@ const maxSanDeathGap = 12
 // abort-cause path (markAbortDump); a report with a stack, a leak report
 // and a dump of another process stay two crashes.
 func (in *incident) sanitizerDeath(ln lineInfo, m []string) bool {
-	c := in.c
-	if c.Kind != KindSanitizer || isAbortSignal(m[1]) || in.hasFrames() || in.sanLogAt > 0 || ln.no-c.StartLine > maxSanDeathGap {
+	if isAbortSignal(m[1]) || !in.sanDeathOpen(ln.no) {
 		return false
 	}
 	pid, _ := strconv.ParseInt(m[4], 10, 64)
-	return c.PID == 0 || pid == 0 || c.PID == pid
+	return in.c.PID == 0 || pid == 0 || in.c.PID == pid
+}
+
+// sanDeathOpen reports whether a signal dump at line no may still be the
+// death of the open sanitizer report (sanitizerDeath, ubsanGoesOn): the
+// report printed no stack and no interleaved log line, and the line is
+// within maxSanDeathGap lines of its start.
+func (in *incident) sanDeathOpen(no int) bool {
+	return in.c.Kind == KindSanitizer && !in.hasFrames() && in.sanLogAt == 0 && no-in.c.StartLine <= maxSanDeathGap
 }
 
 // sanitizerFramesAfterDump takes the first frame line after the signal

@@ -191,16 +191,10 @@ var dumpHeaders = map[lineKind]bool{
 // (halt_on_error is off by default), and the null call or wild read it
 // reported faults the next instant (a `member call on null pointer`, then
 // the SIGSEGV of that call). Only a signal dump's header lines and signal
-// line qualify, at line no within maxSanDeathGap lines of the report's
-// start;
-// sanitizerDeath then takes the dump into the report (one death).
+// line qualify, while the report is still open to its death
+// (sanDeathOpen); sanitizerDeath then takes the dump into the report.
 func (in *incident) ubsanGoesOn(k lineKind, no int) bool {
-	if !splitHeaders[k] && k != kSignal {
-		return false
-	}
-	c := in.c
-	return c.Kind == KindSanitizer && strings.HasPrefix(c.Message, "runtime error: ") && !in.hasFrames() &&
-		!in.hasSig && no-c.StartLine <= maxSanDeathGap
+	return (splitHeaders[k] || k == kSignal) && !in.hasSig && strings.HasPrefix(in.c.Message, "runtime error: ") && in.sanDeathOpen(no)
 }
 
 // closedBy reports whether a line of kind k ends the incident before it is

@@ -118,39 +118,23 @@ func (in *incident) fatal(msg string) {
 // glogSite returns the source location of a glog line's prefix
 // (`F0611 08:02:41.118230 90211 olap_utils.h:157] msg` → olap_utils.h,
 // 157): the last word before the first `]`, split at its last colon.
-// glogLine has checked the prefix. A location that is not `name:digits`
-// gives "", 0.
+// glogLine has checked the prefix. A location that is not `name:N` with
+// N > 0 gives "", 0.
 func glogSite(line string) (string, int) {
 	end := strings.IndexByte(line, ']')
 	if end < 0 {
 		return "", 0
 	}
-	head := line[:end]
-	loc := head[strings.LastIndexByte(head, ' ')+1:]
+	loc := line[strings.LastIndexByte(line[:end], ' ')+1 : end]
 	i := strings.LastIndexByte(loc, ':')
-	if i <= 0 || i == len(loc)-1 {
-		return "", 0
+	if i <= 0 || len(loc)-i-1 > 9 || digitRunEnd(loc, i+1) != len(loc) {
+		return "", 0 // not a line number of at most nine digits
 	}
-	n := atoiSmall(loc[i+1:])
-	if n <= 0 {
+	n, err := strconv.Atoi(loc[i+1:])
+	if err != nil || n <= 0 {
 		return "", 0
 	}
 	return loc[:i], n
-}
-
-// atoiSmall parses a line number of at most 9 digits; anything else is 0.
-func atoiSmall(s string) int {
-	if s == "" || len(s) > 9 {
-		return 0
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n
 }
 
 // checkExpr extracts the expression of a `Check failed:` message without
@@ -212,7 +196,8 @@ func (in *incident) sanitizerStart(k lineKind, m []string) {
 		c.Message = "runtime error: " + m[4]
 		c.SanitizerBug = ubsanBug(m[4])
 		if c.SiteFile == "" {
-			c.SiteFile, c.SiteLine = m[1], atoiSmall(m[2])
+			c.SiteFile = m[1]
+			c.SiteLine, _ = strconv.Atoi(m[2])
 		}
 		c.Kind = KindSanitizer
 		s := in.newStack("F6", 4)
