@@ -89,6 +89,8 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 			r.TaughtBy = d.testPaths(v, f)
 		case "names_only":
 			r.NamesOnly = d.bool(v, f)
+		case "generic":
+			r.Generic = d.bool(v, f)
 		case "no_query":
 			t := &PathTarget{}
 			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {

@@ -33,9 +33,9 @@
 // confidence, or UBSAN's full path, read against the globs themselves)
 // decides next (site.go); then weak evidence: thread-name rules, then
 // query-id rules (present, zero, absent). A thread-name rule also decides
-// over a generic frame rule (priority <= 10: column operations, memory
-// tracking, any product frame: code every path runs) that holds by
-// product evidence and names another path; not over JVM or RPC-library
+// over a rule marked generic (column operations, memory tracking, any
+// product frame: code every path runs) that holds by product evidence
+// and names another path; not over JVM or RPC-library
 // frames, where a thread's name may be inherited. Every Verdict carries PathConfidence; Unknown is
 // answered only when nothing holds, and its evidence says what was missing.
 //

@@ -52,6 +52,13 @@ const (
 	weightType   = 0.8
 	weightFile   = 0.7
 	weightModule = 0.5
+	// weightSite: the crash site a failure line printed (site.go), a
+	// source path like a frame's but the innermost code only, with no
+	// caller to confirm it; weightSiteBase: a basename (glog strips the
+	// directory), read against a files glob's last segment, which loses
+	// the directory that made the glob specific: low confidence.
+	weightSite     = 0.6
+	weightSiteBase = 0.45
 	// weightFreedBy: a freed-by stack under process teardown says the
 	// memory was freed by the exit, not which thread's work the access was.
 	weightFreedBy = 0.9

@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // asanOnThread is an ASAN heap-use-after-free on thread T12 named thread,
@@ -58,4 +61,40 @@ func TestGenericFrameRuleYieldsToThreadName(t *testing.T) {
 		"doris::MemTrackerLimiter::refresh_global_counter() /root/doris/be/src/runtime/memory/mem_tracker_limiter.cpp:120:5"))
 	assert.Equal(t, PathQuery, v.Path, "%v", v.Evidence)
 	assert.NotEqual(t, "weak-thread-background", v.PathRule)
+}
+
+// TestGenericFlag: the `generic` flag, not the rule's priority, is what
+// lets a thread rule decide over a frame rule.
+func TestGenericFlag(t *testing.T) {
+	catalog := func(generic bool) *Catalog {
+		y := `schema: 1
+revision: g1
+paths:
+  - id: q-columns
+    path: query
+    area: column
+    priority: 10
+    generic: ` + map[bool]string{true: "true", false: "false"}[generic] + `
+    frames: ["doris::Column*::*"]
+    why: columns
+  - id: bg-thread
+    path: background
+    area: daemon
+    priority: 5
+    threads: ["memory_gc*"]
+    why: gc thread
+stack:
+  product_namespaces: ["doris"]
+`
+		f, err := Parse("g.yaml", []byte(y))
+		require.NoError(t, err)
+		require.Equal(t, generic, f.Rules[0].Generic)
+		c, err := New(f)
+		require.NoError(t, err)
+		return c
+	}
+	crash := &symbolize.Crash{Threads: []symbolize.Thread{{Crashed: true, Name: "memory_gc_threa",
+		Frames: []symbolize.Frame{{Function: "doris::ColumnString::insert_data(char const*, unsigned long)"}}}}}
+	assert.Equal(t, "bg-thread", catalog(true).Classify(crash, signature.Signature{}).PathRule)
+	assert.Equal(t, "q-columns", catalog(false).Classify(crash, signature.Signature{}).PathRule)
 }

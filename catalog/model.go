@@ -123,6 +123,11 @@ type PathRule struct {
 	// template arguments. For functions that start threads (a service's
 	// start, whose lambdas are the worker bodies, not the start).
 	NamesOnly bool `json:"names_only,omitempty"`
+	// Generic marks a rule whose frames are code every path runs (column
+	// operations, memory tracking, RPC plumbing, any product frame): when
+	// it holds by product evidence and a thread rule knows the crashing
+	// thread's pool, the thread rule decides (catalog/path.go).
+	Generic bool `json:"generic,omitempty"`
 	// NoQuery, when set, replaces Path/Area if the crash carries the
 	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
 	// for frames shared by a query and a background job.

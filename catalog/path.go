@@ -160,16 +160,8 @@ type ruleHold struct {
 // evidence that made it hold, or at = -1.
 func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint16) ruleHold {
 	cr := &c.crules[i]
-	if !cr.idsHold(qstate) {
+	if !cr.conditionsHold(qstate, sv.thread, sv.crash) {
 		return ruleHold{at: -1}
-	}
-	if len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
-		return ruleHold{at: -1}
-	}
-	if cr.hasContext() {
-		if _, _, ok := cr.contextHolds(sv.crash); !ok {
-			return ruleHold{at: -1}
-		}
 	}
 	if g, ok := c.universalGlob[i]; ok {
 		for at := sv.start; at < len(sv.frames); at++ {
@@ -191,6 +183,20 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint16) ruleHold {
 		}
 	}
 	return ruleHold{at: -1}
+}
+
+// conditionsHold reports whether the rule's conditions beside its
+// evidence hold for the crash: the id states, the crashing thread's name
+// and the context conditions (context.go).
+func (cr *compiledRule) conditionsHold(qbit uint16, t *symbolize.Thread, crash *symbolize.Crash) bool {
+	if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, t) {
+		return false
+	}
+	if cr.hasContext() {
+		_, _, ok := cr.contextHolds(crash)
+		return ok
+	}
+	return true
 }
 
 // accepts reports whether hit h is evidence for the rule: its glob is in
@@ -374,15 +380,9 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			}
 			ri := int(o.idx)
 			cr := &c.crules[ri]
-			if !cr.idsHold(qbit) || len(cr.threads) > 0 && !threadMatches(cr.threads, sv.thread) {
+			if !cr.conditionsHold(qbit, sv.thread, crash) {
 				state[ri] = 2 // never holds
 				continue
-			}
-			if cr.hasContext() {
-				if _, _, ok := cr.contextHolds(crash); !ok {
-					state[ri] = 2
-					continue
-				}
 			}
 			if !cr.accepts(h) || !c.callersHold(cr, sv, int(h.frame)) {
 				continue
@@ -391,7 +391,7 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 			consider(ri, h)
 		}
 	}
-	if best >= 0 && c.rules[best].Priority <= genericPriority && !sv.created && sv.thread != nil && sv.thread.Name != "" &&
+	if best >= 0 && c.rules[best].Generic && !sv.created && sv.thread != nil && sv.thread.Name != "" &&
 		bestHold.at < len(sv.frames) && c.productHold(sv, bestHold) {
 		// Only a generic frame rule holds, by product evidence (column
 		// operations, memory tracking, any product function or type:
@@ -532,13 +532,6 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	v.Path, v.Area, v.PathConfidence = PathUnknown, "", ConfidenceLow
 	v.Evidence = append(v.Evidence, "path unknown: "+c.missing(sv, qs, name))
 }
-
-// genericPriority is the highest priority of the generic frame rules
-// (query-column-ops, query-memory-tracking, query-rpc,
-// fallback-product-frame and the like): code that every path runs, over
-// which a thread rule that knows the crashing thread's pool decides when
-// the rule holds at a product frame.
-const genericPriority = 10
 
 // productHold reports whether a rule holds by product evidence: a product
 // frame's name, or a product name in a frame's template arguments or as

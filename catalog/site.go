@@ -11,20 +11,10 @@ import (
 	"github.com/crashsig/crashsig/symbolize"
 )
 
-// Site evidence weights. A full source path (UBSAN prints the path as
-// compiled) is a source path like a frame's, read a little below it: it is
-// the innermost code only, with no caller to confirm it. A basename (glog
-// strips the directory) can only be matched against the last segment of a
-// files glob, which loses the directory that made the glob specific: it
-// decides at low confidence.
-const (
-	weightSite     = 0.6
-	weightSiteBase = 0.45
-	// minSiteLiteral is the least number of literal bytes the last segment
-	// of a files glob needs to be read against a basename: `*` or `*.cpp`
-	// says nothing about a file without its directory.
-	minSiteLiteral = 5
-)
+// minSiteLiteral is the least number of literal bytes the last segment of
+// a files glob needs to be read against a basename crash site: `*` or
+// `*.cpp` says nothing about a file without its directory.
+const minSiteLiteral = 5
 
 // siteGlob is the last path segment of a files glob, for basenames.
 type siteGlob struct {
@@ -75,13 +65,8 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 	best := siteHold{rule: -1}
 	consider := func(ri int, g string, w float64) {
 		cr := &c.crules[ri]
-		if !cr.idsHold(qbit) || len(cr.callers) > 0 || len(cr.threads) > 0 && !threadMatches(cr.threads, thread) {
-			return
-		}
-		if cr.hasContext() {
-			if _, _, ok := cr.contextHolds(crash); !ok {
-				return
-			}
+		if len(cr.callers) > 0 || !cr.conditionsHold(qbit, thread, crash) {
+			return // callers need frames
 		}
 		w *= cr.weight
 		if best.rule < 0 || better(&c.rules[ri], 0, w, &c.rules[best.rule], 0, best.w) {
