@@ -57,14 +57,14 @@ func SkipBalanced(s string, i int, open, close byte) (int, bool) {
 // `doris::vectorized::PODArray, 15ul, 16ul>::operator[](long)` for
 // `PODArray<unsigned char, 4096ul, Allocator<…>, 15ul, 16ul>::operator[]`,
 // and `do_process >(…)` for `do_process<…> >(…)`. An unmatched `>` at the
-// top level ends the remnant; the remnant starts at the first top-level
-// `,` since the last remnant (a name has commas only inside argument
-// lists), else at the first `,` or blank after the last `::` (or `(`)
-// before the closer, or, when the list that closed
-// just before was followed by `,` or `>`, where that list's remnant began
-// (one eaten list holding several). `operator>`, `operator->` and
-// `operator>>` are not closers. Text without an unmatched `>` is returned
-// unchanged.
+// top level ends a remnant, which starts, in this order of preference:
+// where the previous remnant began, when the list it closed was followed
+// by `,` or `>` (one eaten list holding several: continuesList); at the
+// first top-level `,` since the previous remnant (a name has commas only
+// inside argument lists); else at the first `,` or blank after the last
+// `::` or `(` before the closer (remnantStart). `operator>`, `operator->`
+// and `operator>>` are not closers. Text without an unmatched `>` is
+// returned unchanged.
 func repairEatenTemplates(s string) string {
 	if strings.IndexByte(s, '>') < 0 {
 		return s
