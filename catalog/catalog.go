@@ -50,6 +50,7 @@ type compiledRule struct {
 	frames, callers, notCallers []int32
 	files, modules, types       []int32
 	threads                     []glob
+	onThreads                   []glob     // PathRule.OnThreads' globs
 	siteFiles                   []siteGlob // the files globs' last segments, for a basename crash site (site.go)
 	queryID                     uint16     // bit set of queryIDBit; 0 = any
 	tabletID                    uint16     // bit set of tabletIDBit; 0 = any

@@ -92,25 +92,19 @@ func (d *decoder) rule(n *yaml.Node, field string) PathRule {
 		case "generic":
 			r.Generic = d.bool(v, f)
 		case "no_query":
-			t := &PathTarget{}
-			d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
-				switch key2 {
-				case "path":
-					t.Path = d.path(v2, f+".path")
-				case "area":
-					t.Area = d.area(v2, f+".area")
-				default:
-					d.errf(k2, f+"."+key2, ErrUnknownField, "unknown field %q (want path, area)", key2)
-				}
-			})
-			if t.Path == "" {
-				d.errf(v, f+".path", ErrMissing, "missing path")
+			t := d.target(v, f, nil)
+			r.NoQuery = &t
+		case "on_threads":
+			t := &ThreadTarget{}
+			t.PathTarget = d.target(v, f, &t.Threads)
+			if len(t.Threads) == 0 {
+				d.errf(v, f+".threads", ErrMissing, "missing threads")
 			}
-			r.NoQuery = t
+			r.OnThreads = t
 		case "why":
 			r.Why = d.str(v, f)
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, task_label, freed_by, log_context, sanitizer_bug, main_thread, no_query, names_only, weight, taught_by, why)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want id, path, area, priority, frames, callers, not_callers, files, modules, types, threads, query_id, tablet_id, file_line, task_label, freed_by, log_context, sanitizer_bug, main_thread, no_query, on_threads, names_only, generic, weight, taught_by, why)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -443,4 +437,30 @@ func parseEach[T any](d *decoder, v *yaml.Node, field string, items []string, pa
 		out = append(out, x)
 	}
 	return out
+}
+
+// target decodes the mapping of a rule's no_query or on_threads: path and
+// area, and the thread globs into threads when threads is not nil.
+func (d *decoder) target(v *yaml.Node, f string, threads *[]string) PathTarget {
+	var t PathTarget
+	want := "path, area"
+	if threads != nil {
+		want = "threads, path, area"
+	}
+	d.mapping(v, f, func(key2 string, k2, v2 *yaml.Node) {
+		switch {
+		case key2 == "path":
+			t.Path = d.path(v2, f+".path")
+		case key2 == "area":
+			t.Area = d.area(v2, f+".area")
+		case key2 == "threads" && threads != nil:
+			*threads = d.globs(v2, f+".threads")
+		default:
+			d.errf(k2, f+"."+key2, ErrUnknownField, "unknown field %q (want %s)", key2, want)
+		}
+	})
+	if t.Path == "" {
+		d.errf(v, f+".path", ErrMissing, "missing path")
+	}
+	return t
 }

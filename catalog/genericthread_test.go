@@ -98,3 +98,27 @@ stack:
 	assert.Equal(t, "bg-thread", catalog(true).Classify(crash, signature.Signature{}).PathRule)
 	assert.Equal(t, "q-columns", catalog(false).Classify(crash, signature.Signature{}).PathRule)
 }
+
+// TestOnThreads: expression frames are query work, except on a Doris
+// local-scan pool thread (query-expression's on_threads), where they are
+// the scanner's conjuncts; the remote pools also run loads and stay query.
+func TestOnThreads(t *testing.T) {
+	expr := []string{
+		"doris::simd::VStringFunctions::is_ascii(doris::StringRef) /root/doris/be/src/vec/functions/function_string.h:80:5",
+		"doris::vectorized::VExprContext::execute(doris::vectorized::Block*, int*) /root/doris/be/src/vec/exprs/vexpr_context.cpp:70:3",
+	}
+	v, _ := classifyText(t, asanOnThread(" (Scan_normal [wo)", expr...))
+	assert.Equal(t, PathScan, v.Path, "%v", v.Evidence)
+	assert.Equal(t, "scanner", v.Area)
+	assert.Equal(t, "query-expression", v.PathRule)
+	assert.Equal(t, ConfidenceMedium, v.PathConfidence)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), `thread "Scan_normal [wo" is scan's pool (rule query-expression's on_threads`)
+	for _, name := range []string{"", " (rs_normal [work)", " (pip_wg_executor)"} {
+		v, _ = classifyText(t, asanOnThread(name, expr...))
+		assert.Equal(t, PathQuery, v.Path, "thread %q: %v", name, v.Evidence)
+	}
+
+	_, err := Parse("o.yaml", []byte("schema: 1\nrevision: o1\npaths:\n  - id: q\n    path: query\n    area: a\n    priority: 1\n    frames: [\"x::*\"]\n    on_threads:\n      path: scan\n    why: w\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing threads")
+}

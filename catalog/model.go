@@ -132,12 +132,24 @@ type PathRule struct {
 	// no-query hint (Doris `Query id: 0-0`, StarRocks all-zero query id):
 	// for frames shared by a query and a background job.
 	NoQuery *PathTarget `json:"no_query,omitempty"`
+	// OnThreads, when set, replaces Path/Area when the crashing thread's
+	// name matches one of its globs: for frames that are another path's
+	// work when they run on that path's own pool (expression evaluation
+	// on a local-scan pool thread is the scanner's conjuncts).
+	OnThreads *ThreadTarget `json:"on_threads,omitempty"`
 	// Why says what the frames mean; it is quoted in the evidence.
 	Why string `json:"why"`
 
 	// File and Line say where the rule was defined.
 	File string `json:"-"`
 	Line int    `json:"-"`
+}
+
+// ThreadTarget is a path and area taken when the crashing thread's name
+// matches one of Threads.
+type ThreadTarget struct {
+	Threads    []string `json:"threads"` // thread name globs
+	PathTarget          // the path and area taken
 }
 
 // PathTarget is a path and area.

@@ -99,6 +99,9 @@ func (c *Catalog) compileRule(i int, r *PathRule, internAll func([]string) []int
 			cr.threads = append(cr.threads, g)
 		}
 	}
+	if r.OnThreads != nil {
+		cr.onThreads = compileGlobs(r.OnThreads.Threads)
+	}
 	for _, ids := range [][]int32{cr.frames, cr.files, cr.modules, cr.types} {
 		for _, id := range ids {
 			c.owners[id] = appendOwner(c.owners[id], owner{0, int32(i)})
@@ -183,6 +186,19 @@ func (c *Catalog) ruleHolds(i int, sv *stackView, qstate uint16) ruleHold {
 		}
 	}
 	return ruleHold{at: -1}
+}
+
+// retarget gives the verdict a rule's other path (no_query, on_threads):
+// its area, or the rule's when it names none, at medium confidence at
+// most (a hint chose it, not the frames).
+func (v *Verdict) retarget(t PathTarget, ruleArea string) {
+	v.Path, v.Area = t.Path, t.Area
+	if v.Area == "" {
+		v.Area = ruleArea
+	}
+	if v.PathConfidence == ConfidenceHigh {
+		v.PathConfidence = ConfidenceMedium
+	}
 }
 
 // conditionsHold reports whether the rule's conditions beside its
@@ -478,14 +494,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		}
 		b.WriteByte(')')
 		v.Evidence = append(v.Evidence, b.String(), c.crules[best].whyLine)
-		if r.NoQuery != nil && qs == QueryIDZero {
-			v.Path, v.Area = r.NoQuery.Path, r.NoQuery.Area
-			if v.Area == "" {
-				v.Area = r.Area
-			}
-			if v.PathConfidence == ConfidenceHigh {
-				v.PathConfidence = ConfidenceMedium
-			}
+		if r.OnThreads != nil && !sv.created && threadMatches(c.crules[best].onThreads, sv.thread) {
+			v.retarget(r.OnThreads.PathTarget, r.Area)
+			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s instead: thread %q is %s's pool (rule %s's on_threads; confidence %s)", v.Path, v.Area, sv.thread.Name, v.Path, r.ID, v.PathConfidence))
+		} else if r.NoQuery != nil && qs == QueryIDZero {
+			v.retarget(*r.NoQuery, r.Area)
 			v.Evidence = append(v.Evidence, fmt.Sprintf("path %s/%s instead: query id %q says no query was attached (weak hint, used because rule %s allows it; confidence %s)", v.Path, v.Area, crash.QueryID, r.ID, v.PathConfidence))
 		}
 		if len(others) > 0 {
