@@ -212,7 +212,7 @@ func startsIncident(k lineKind, text string, p *parser) bool {
 		case t[0] == '#' && isDigit(t[1]):
 			// gdb frames; a paste may start at any frame (`#43 0x… in f (…`).
 			f, ok := p.parseGDBFrame(t)
-			return ok && (f.Index == 0 || f.PC != 0)
+			return ok && (f.Index == 0 || f.PC != 0 || gdbAddresslessOpener(f))
 		}
 	}
 	return false

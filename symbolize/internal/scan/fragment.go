@@ -43,11 +43,36 @@ func fragmentStart(p *parser, text string) int {
 		f, ok = p.parseBoostFrame(t)
 	case t[0] == '#' && isDigit(t[1]):
 		f, ok = p.parseGDBFrame(t)
+		if ok && f.Index > 0 && gdbAddresslessOpener(f) {
+			return f.Index
+		}
 	}
 	if !ok || f.Index <= 0 || !plausibleFragmentFrame(f) {
 		return 0
 	}
 	return f.Index
+}
+
+// gdbAddresslessOpener says whether a gdb frame numbered above 0 that has
+// no address, no source file and no module may open a fragment all the
+// same: gdb prints an inlined frame without `0x… in`, and when the
+// terminal is narrow it wraps its location onto the next line
+// (`#46 std::_Function_handler<…>::_M_invoke(std::_Any_data const&)
+// (__functor=...)` then `    at …/std_function.h:291`), so a paste cut
+// there starts on such a line. It must have gdb's shape: a function name
+// without spaces outside its lists, a space, then the argument list
+// (`f (this=0x1)`, `f ()`), which a numbered list item seldom has. The
+// fragment is kept only when the location line followed (finishFragment).
+func gdbAddresslessOpener(f Frame) bool {
+	if f.PC != 0 || f.File != "" || f.Module != "" || f.Function == "" {
+		return false
+	}
+	_, rest, _ := hashIndex(f.Raw)
+	rest = strings.TrimRight(rest, " ")
+	if !strings.HasSuffix(rest, ")") || stripGDBArgs(rest) == rest {
+		return false // no ` (args)` list
+	}
+	return plausibleFragmentFrame(Frame{PC: 1, Function: f.Function})
 }
 
 // boostNumbered says whether t starts like a boost frame line, `N# `
@@ -99,6 +124,9 @@ func (in *incident) finishFragment() bool {
 	}
 	if ct.Frames[0].Index != in.fragment {
 		return false // the fragment's first frame is not the crashing stack's
+	}
+	if f0 := ct.Frames[0]; f0.PC == 0 && f0.File == "" && f0.Module == "" {
+		return false // an addressless opener whose location line did not follow
 	}
 	for i := 1; i < len(ct.Frames); i++ {
 		if ct.Frames[i].Index != ct.Frames[i-1].Index+1 && !ct.Frames[i].Inlined && ct.Frames[i].Index != ct.Frames[i-1].Index {

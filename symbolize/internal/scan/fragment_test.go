@@ -83,6 +83,36 @@ func TestHeaderlessFragmentTooShort(t *testing.T) {
 	assert.Empty(t, parseText(t, lines[0]+lines[2]+lines[3]))
 }
 
+// A paste cut at an inlined gdb frame starts on a frame without an
+// address whose location gdb wrapped onto the next line: it opens the
+// fragment when that location follows, and nothing when it does not.
+func TestHeaderlessFragmentAddresslessGDB(t *testing.T) {
+	opener := "#46 std::_Function_handler<void (), doris::vectorized::ScannerScheduler::submit(std::shared_ptr<doris::vectorized::ScannerContext>)::$_1::operator()() const::{lambda()#1}>::_M_invoke(std::_Any_data const&) (__functor=...)\n"
+	at := "    at /opt/toolchain/include/c++/11/bits/std_function.h:291\n"
+	rest := "#47 0x0000561db962137a in doris::ThreadPool::dispatch_thread (this=0x7f9a50f9d380)\n" +
+		"    at /src/doris/be/src/util/threadpool.cpp:602\n" +
+		"#48 doris::Thread::supervise_thread (arg=0x7f969f569ce0) at /src/doris/be/src/util/thread.cpp:498\n" +
+		"#49 0x00007f9aca4a2215 in start_thread () from /lib64/libc.so.6\n"
+	cs := parseText(t, opener+at+rest)
+	require.Len(t, cs, 1)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 4)
+	assert.Equal(t, 46, ct.Frames[0].Index)
+	assert.Contains(t, ct.Frames[0].Function, "ScannerScheduler::submit")
+	assert.Equal(t, "/opt/toolchain/include/c++/11/bits/std_function.h", ct.Frames[0].File)
+	assert.Contains(t, cs[0].CorruptedReason, fragmentReason)
+
+	// Without its location line the addressless frame is not taken: the
+	// fragment starts at the next frame with an address, as before.
+	cs = parseText(t, opener+rest)
+	require.Len(t, cs, 1)
+	assert.Equal(t, 47, cs[0].CrashingThread().Frames[0].Index)
+
+	// Numbered prose with gdb's argument shape but words for a name.
+	assert.Empty(t, parseText(t, "#2 see the notes (above)\n    at home:1\n#3 ask (twice)\n#4 done (x)\n"))
+}
+
 // Numbered lines that are not frames open no incident.
 func TestHeaderlessFragmentLookAlikes(t *testing.T) {
 	texts := []string{

@@ -110,6 +110,14 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				return true
 			}
 		}
+		if in.fragment > 0 && in.cur != nil && len(in.cur.th.Frames) == 1 && k != kBlank {
+			if f0 := in.cur.th.Frames[0]; f0.PC == 0 && f0.File == "" && f0.Module == "" {
+				// An addressless opener (gdbAddresslessOpener) whose
+				// location line did not follow: not a frame after all;
+				// this line is read afresh.
+				return false
+			}
+		}
 		if in.cur != nil && len(in.cur.th.Frames) > 0 && (text[0] == ' ' || text[0] == '\t') && openParens(in.cur.th.Frames[len(in.cur.th.Frames)-1].Raw) > 0 {
 			// gdb wraps long argument lists onto indented lines.
 			last := &in.cur.th.Frames[len(in.cur.th.Frames)-1]
@@ -201,7 +209,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 	// message) whose stack the user printed with gdb instead of the dump.
 	if in.sec == secNone || in.sec == secCause || in.sec == secHeader || in.sec == secCheck {
 		if t := strings.TrimLeft(text, " \t"); strings.HasPrefix(t, "#") && !in.hasSig && (in.c.Kind == KindUnknown || in.gdbAfterCause()) {
-			if f, ok := p.parseGDBFrame(t); ok && (f.Index == 0 || f.PC != 0) {
+			if f, ok := p.parseGDBFrame(t); ok && (f.Index == 0 || f.PC != 0 || in.sec == secNone && f.Index == in.fragment && gdbAddresslessOpener(f)) {
 				if in.sec == secHeader && in.lastKind != kOther {
 					// gdb prints no signal dump header: a backtrace right
 					// after one (or after a gdb command) is the next
