@@ -113,6 +113,29 @@ func TestHeaderlessFragmentAddresslessGDB(t *testing.T) {
 	assert.Empty(t, parseText(t, "#2 see the notes (above)\n    at home:1\n#3 ask (twice)\n#4 done (x)\n"))
 }
 
+// A collapsed boost paste that starts inside a frame whose number was cut
+// off with the lines above: the text before the first `N# ` is frame N-1,
+// which makes the run long enough for a fragment.
+func TestCollapsedBoostFirstPart(t *testing.T) {
+	line := "doris::vectorized::ScannerSplitRunner::process_for(long) at /src/be/src/vec/exec/scan/scanner_scheduler.cpp:420 " +
+		"10# doris::vectorized::PrioritizedSplitRunner::process() at /src/be/src/vec/exec/executor/prioritized_split_runner.cpp:104 " +
+		"11# doris::vectorized::TimeSharingTaskExecutor::_dispatch_thread() at /src/be/src/vec/exec/executor/time_sharing_task_executor.cpp:568 12#\n"
+	cs := parseText(t, line)
+	require.Len(t, cs, 1)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 3)
+	assert.Equal(t, 9, ct.Frames[0].Index)
+	assert.Equal(t, "doris::vectorized::ScannerSplitRunner::process_for(long)", ct.Frames[0].Function)
+	assert.Equal(t, 420, ct.Frames[0].Line)
+
+	// Words before the first marker are not a frame: two frames stay too
+	// few for a fragment.
+	assert.Empty(t, parseText(t, "the stack was at the end of the log in be.out "+line[strings.Index(line, "10# "):]))
+	parts := []string{"see it in doris_be", "10# f() in doris_be"}
+	assert.False(t, repairFirstPart(parts))
+}
+
 // Numbered lines that are not frames open no incident.
 func TestHeaderlessFragmentLookAlikes(t *testing.T) {
 	texts := []string{

@@ -429,18 +429,24 @@ func (p *parser) finish(eof bool) []*Crash {
 	return out
 }
 
-// repairFirstPart handles a collapsed gdb paste that starts inside its first
-// frame (`0x… in f (…) at x.h:372 #1 <signal handler called> #2 …` or
-// `f (this=…) at x.cpp:1 #1 0x… in g …`): the text before the first marker is
-// the frame just before it, so it gets that frame's number. It reports
-// whether it changed parts.
+// repairFirstPart handles a collapsed paste that starts inside its first
+// frame: gdb (`0x… in f (…) at x.h:372 #1 <signal handler called> #2 …` or
+// `f (this=…) at x.cpp:1 #1 0x… in g …`) or boost (`f(…) at x.cpp:420 10#
+// g() at y.cpp:104 11# …`, a paste whose frame numbers were cut off with
+// the lines above): the text before the first marker is the frame just
+// before it, so it gets that frame's number in the family of the next
+// frame. It reports whether it changed parts.
 func repairFirstPart(parts []string) bool {
 	if len(parts) < 2 {
 		return false
 	}
 	first := strings.TrimSpace(parts[0])
 	next := strings.TrimLeft(parts[1], " ")
-	if first == "" || first[0] == '#' || first[0] == '*' || !strings.HasPrefix(next, "#") || len(next) < 2 || !isDigit(next[1]) {
+	if first == "" || first[0] == '#' || first[0] == '*' || len(next) < 2 {
+		return false
+	}
+	boost := boostNumbered(next)
+	if !boost && (next[0] != '#' || !isDigit(next[1])) {
 		return false
 	}
 	if !strings.Contains(first, " at ") && !strings.Contains(first, " in ") {
@@ -448,11 +454,26 @@ func repairFirstPart(parts []string) bool {
 	}
 	first = first[framePrefix(first):]
 	n := 0
-	for i := 1; i < len(next) && isDigit(next[i]); i++ {
-		n = n*10 + int(next[i]-'0')
+	digits := next[1:]
+	if boost {
+		digits = next
+	}
+	for i := 0; i < len(digits) && isDigit(digits[i]); i++ {
+		n = n*10 + int(digits[i]-'0')
 	}
 	if n < 1 {
 		return false
+	}
+	if boost {
+		name := first
+		if i := strings.IndexByte(name, '('); i >= 0 {
+			name = name[:i]
+		}
+		if boostNumbered(first) || strings.ContainsAny(name, " \t") {
+			return false // numbered already, or words before the name
+		}
+		parts[0] = strconv.Itoa(n-1) + "# " + first
+		return true
 	}
 	parts[0] = "#" + strconv.Itoa(n-1) + "  " + first
 	return true
