@@ -176,3 +176,27 @@ func TestProductFromFrames(t *testing.T) {
 		assert.Equal(t, tc.want, ProductFromFrames(mk(tc.names...)), "%v", tc.names)
 	}
 }
+
+// A paste inside an inline code span that runs over several lines: only
+// its first line carries the backtick, which is no paste prefix (the
+// frames below it are one dump with it), and a line with another
+// backtick in it is left alone.
+func TestInlineCodeOpeningBacktick(t *testing.T) {
+	text := "`0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /src/be/src/common/signal_handler.h:413\n" +
+		" 1# 0x00007F4592DA9BF9 in /usr/lib/jvm/java-11/lib/server/libjvm.so\n" +
+		" 2# JVM_handle_linux_signal in /usr/lib/jvm/java-11/lib/server/libjvm.so\n" +
+		" 3# doris::MemTableFlushExecutor::create_flush_token(std::unique_ptr<doris::FlushToken>*) at /src/be/src/olap/memtable_flush_executor.cpp:180\n" +
+		" 4# start_thread in /lib64/libpthread.so.0\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 5)
+	assert.Equal(t, 0, ct.Frames[0].Index)
+
+	b, _, prefixed := normalizeLine([]byte("`*** Query id: 0-0 ***"))
+	assert.Equal(t, "*** Query id: 0-0 ***", string(b))
+	assert.False(t, prefixed)
+	b, _, _ = normalizeLine([]byte("`k1` is null"))
+	assert.Equal(t, "`k1` is null", string(b), "a code span that closes on the line is the line's text")
+}

@@ -287,6 +287,15 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 			in.used(ln)
 			return true
 		}
+		if isAbortSignal(m[1]) && in.sanDeathOpen(ln.no) {
+			// The sanitizer's abort, its dump header printed in the
+			// middle of the report (before its stack): the report's
+			// frames that follow are still its stack
+			// (sanitizerFramesAfterDump); the abort-cause path below
+			// goes on as for any abort after a cause.
+			in.sanDump = true
+			in.note("the abort dump at line %d interrupts the sanitizer report begun at line %d before its stack", ln.no, c.StartLine)
+		}
 		if in.isCause() && !isAbortSignal(m[1]) {
 			// An abort cause is followed by a SIGABRT dump; any other
 			// signal is the next crash, with the header lines since the

@@ -58,6 +58,15 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 				prefixed = true
 				continue
 			}
+			// The opening backtick of an inline code span that runs over
+			// several lines ("`*** Query id: 0-0 ***" … "…0x3f`"): a
+			// line that holds no other backtick starts inside it. Only
+			// the first line of the span carries it, so it is no paste
+			// prefix: the line is not marked prefixed (otherPaste).
+			if n := len(b); n > 1 && bytes.IndexByte(b[1:], '`') < 0 {
+				b = b[1:]
+				continue
+			}
 		case c == '{':
 			if bytes.HasPrefix(b, []byte("{code")) || bytes.HasPrefix(b, []byte("{noformat")) {
 				return nil, runtimeLogger, true

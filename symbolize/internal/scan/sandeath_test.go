@@ -102,6 +102,39 @@ func TestSanitizerCutBySignalDump(t *testing.T) {
 	}
 }
 
+// An ASAN report whose own abort interrupted it: the glog SIGABRT header
+// between the report's first line and its frames (two writers on one
+// stderr), the paste opening with the backtick of an inline code span.
+// The frames after the header are the report's stack, as after a fault
+// dump (sanitizerFramesAfterDump); the abort stays the abort of a cause.
+func TestSanitizerAbortHeaderInsideReport(t *testing.T) {
+	text := "`==2157863==ERROR: AddressSanitizer: attempting double-free on 0x7f8da194e800 in thread T666:\n" +
+		"*** SIGABRT unkown detail explain (@0x20ed27) received by PID 2157863 (TID 0x7f8eabd7b640) from PID 2157863; stack trace: ***\n" +
+		"    #0 0x56406110d15f in __interceptor_free (/opt/be/lib/palo_be+0x4dac15f)\n" +
+		"    #1 0x564067535ae0 in LZ4F_decompress (/opt/be/lib/palo_be+0xb1d4ae0)\n" +
+		"    #2 0x5640623f2034 in doris::Lz4fBlockCompression::_decompress(LZ4F_dctx_s*, doris::Slice const&, doris::Slice*) const /src/be/src/util/block_compression.cpp:174\n" +
+		"    #3 0x564061c6cee6 in doris::segment_v2::PageIO::read_and_decompress_page() /src/be/src/olap/rowset/segment_v2/page_io.cpp:120\n"
+	for _, tc := range []struct{ name, text string }{{"backtick", text}, {"plain", text[1:]}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := parseString(t, tc.text)
+			require.Len(t, cs, 1, "one death")
+			c := cs[0]
+			assert.Equal(t, KindSanitizer, c.Kind)
+			assert.Equal(t, "attempting double-free", c.SanitizerBug)
+			assert.Equal(t, "SIGABRT", c.Signal)
+			names := crashingNames(c)
+			require.Len(t, names, 4)
+			assert.Equal(t, "LZ4F_decompress", names[1])
+		})
+	}
+	// The header after the report's stack is the abort after a cause, as
+	// before: the report keeps its frames and the dump adds none.
+	after := text[1:strings.Index(text, "*** SIGABRT")] + text[strings.Index(text, "    #0"):] + text[strings.Index(text, "*** SIGABRT"):strings.Index(text, "    #0")]
+	cs := parseString(t, after)
+	require.Len(t, cs, 1)
+	assert.Len(t, crashingNames(cs[0]), 4)
+}
+
 // oneSanitizerDeath requires that text is one incident, a sanitizer's
 // report ended by a SIGSEGV dump that names the query.
 func oneSanitizerDeath(t *testing.T, text, query string) *Crash {
