@@ -2,6 +2,7 @@ package scan
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -90,6 +91,16 @@ func (in *incident) boostHeaderCut(p *parser, ln lineInfo, k lineKind, m []strin
 	return true, false
 }
 
+// bareBoostNumber reports the number of a line that is only a boost
+// frame's number (`4#`): a paste re-wrapped right after it.
+func bareBoostNumber(t string) (int, bool) {
+	n, ok := strings.CutSuffix(t, "#")
+	if !ok || n == "" || len(n) > 4 || !allDigits(n) {
+		return 0, false
+	}
+	return atoi(n), true
+}
+
 // boostWrap is a way a boost frame line is hard-wrapped inside its name by
 // a terminal, a browser or the poster: the frame leaves a bracket open and
 // the next line, indented, continues it (corpus doris/157:
@@ -142,6 +153,35 @@ func (in *incident) boostContinuation(p *parser, ln lineInfo) bool {
 	}
 	if _, ok := p.parseBoostFrame(t); ok {
 		return false
+	}
+	if n, ok := bareBoostNumber(t); ok && n == last.Index+1 {
+		// `4#` alone: the frame's text is on the next line.
+		in.boostBare = ln.no
+		in.prevNo = ln.no
+		in.used(ln)
+		return true
+	}
+	if in.boostBare == ln.no-1 && in.boostBare > 0 {
+		in.boostBare = 0
+		if f, ok := p.parseBoostFrame(strconv.Itoa(last.Index+1) + "# " + t); ok {
+			in.addFrame(p, f, ln)
+			in.note("joined frame %d's number, alone on line %d, to its text", f.Index, ln.no-1)
+			return true
+		}
+	}
+	if raw := strings.TrimRight(last.Raw, " \t"); last.File == "" && last.Module == "" && (strings.HasSuffix(raw, " in") || strings.HasSuffix(raw, " at")) && !strings.ContainsAny(t, " \t") && strings.ContainsAny(t, "/.") {
+		// ` in` / ` at` at the end of the frame line, the module or
+		// source path alone on the next line (a paste re-wrapped at a
+		// blank).
+		if f, ok := p.parseBoostFrame(raw + " " + t); ok && f.Index == last.Index && (f.File != "" || f.Module != "") {
+			f.Raw = raw + " " + t
+			*last = f
+			in.prevText = f.Raw
+			in.prevNo = ln.no
+			in.note("joined the location of boost frame %d, wrapped onto line %d", f.Index, ln.no)
+			in.used(ln)
+			return true
+		}
 	}
 	for _, w := range boostWraps {
 		before := bracketDepth(last.Raw, w.open, w.close)

@@ -200,3 +200,35 @@ func TestInlineCodeOpeningBacktick(t *testing.T) {
 	b, _, _ = normalizeLine([]byte("`k1` is null"))
 	assert.Equal(t, "`k1` is null", string(b), "a code span that closes on the line is the line's text")
 }
+
+// A boost dump re-wrapped at blanks: the location after ` in`/` at` on the
+// next line, a frame's number alone on its line. The frames keep their
+// names, locations and numbers; a dangling ` at` never ends a name.
+func TestBoostRewrapped(t *testing.T) {
+	text := "*** SIGSEGV address not mapped to object (@0xf8) received by PID 23579 (TID 26524 OR 0x7f84d4240640) from PID 248; stack trace: ***\n" +
+		" 0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at\n" +
+		"/src/be/src/common/signal_handler.h:421\n" +
+		" 1# JVM_handle_linux_signal in\n" +
+		"/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so\n" +
+		" 2# 0x00007F88F4063520 in /lib/x86_64-linux-gnu/libc.so.6\n" +
+		"3#\n" +
+		"doris::pipeline::SetProbeSinkOperatorX::_finalize_probe(doris::RuntimeState*) at /src/be/src/pipeline/exec/set_probe_sink_operator.cpp:229\n" +
+		" 4# start_thread in /lib64/libpthread.so.0\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, 5)
+	assert.Equal(t, "/src/be/src/common/signal_handler.h", ct.Frames[0].File)
+	assert.Equal(t, "JVM_handle_linux_signal", ct.Frames[1].Function)
+	assert.Equal(t, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", ct.Frames[1].Module)
+	assert.Equal(t, 3, ct.Frames[3].Index)
+	assert.Equal(t, "doris::pipeline::SetProbeSinkOperatorX::_finalize_probe(doris::RuntimeState*)", ct.Frames[3].Function)
+	assert.Equal(t, 229, ct.Frames[3].Line)
+
+	// Without the next line the dangling keyword is still no part of the name.
+	cs = parseText(t, " 0# doris::Foo::bar() at\n 1# doris::Foo::baz() in\n 2# start_thread in /lib64/libpthread.so.0\n")
+	require.Len(t, cs, 1)
+	assert.Equal(t, "doris::Foo::bar()", cs[0].CrashingThread().Frames[0].Function)
+	assert.Equal(t, "doris::Foo::baz()", cs[0].CrashingThread().Frames[1].Function)
+}

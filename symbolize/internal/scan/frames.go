@@ -99,6 +99,16 @@ func (p *parser) parseBoostFrame(s string) (Frame, bool) {
 			rest = rest[:j]
 		}
 	}
+	if f.File == "" && f.Module == "" {
+		// ` in` or ` at` last with nothing after: the location was
+		// wrapped onto the next line (boostContinuation joins it).
+		rest = strings.TrimRight(rest, " ")
+		if k, ok := strings.CutSuffix(rest, " in"); ok {
+			rest = k
+		} else if k, ok := strings.CutSuffix(rest, " at"); ok {
+			rest = k
+		}
+	}
 	if pc, ok := boostAddress(rest); ok {
 		f.PC = Addr(pc)
 	} else {

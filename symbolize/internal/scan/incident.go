@@ -87,6 +87,7 @@ type incident struct {
 	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
 	sanLogAt                    int        // line of the first of them (> 0 once any foreign line was seen)
 	sanDump                     bool       // a signal dump ended a sanitizer report before its stack (format_sanitizer.go sanitizerDeath)
+	boostBare                   int        // line of a boost frame number alone (`4#`), whose text is on the next line (format_boost.go)
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
