@@ -120,11 +120,7 @@ func TestCollapsedBoostFirstPart(t *testing.T) {
 	line := "doris::vectorized::ScannerSplitRunner::process_for(long) at /src/be/src/vec/exec/scan/scanner_scheduler.cpp:420 " +
 		"10# doris::vectorized::PrioritizedSplitRunner::process() at /src/be/src/vec/exec/executor/prioritized_split_runner.cpp:104 " +
 		"11# doris::vectorized::TimeSharingTaskExecutor::_dispatch_thread() at /src/be/src/vec/exec/executor/time_sharing_task_executor.cpp:568 12#\n"
-	cs := parseText(t, line)
-	require.Len(t, cs, 1)
-	ct := cs[0].CrashingThread()
-	require.NotNil(t, ct)
-	require.Len(t, ct.Frames, 3)
+	ct := oneCrashingThread(t, line, 3)
 	assert.Equal(t, 9, ct.Frames[0].Index)
 	assert.Equal(t, "doris::vectorized::ScannerSplitRunner::process_for(long)", ct.Frames[0].Function)
 	assert.Equal(t, 420, ct.Frames[0].Line)
@@ -187,11 +183,7 @@ func TestInlineCodeOpeningBacktick(t *testing.T) {
 		" 2# JVM_handle_linux_signal in /usr/lib/jvm/java-11/lib/server/libjvm.so\n" +
 		" 3# doris::MemTableFlushExecutor::create_flush_token(std::unique_ptr<doris::FlushToken>*) at /src/be/src/olap/memtable_flush_executor.cpp:180\n" +
 		" 4# start_thread in /lib64/libpthread.so.0\n"
-	cs := parseText(t, text)
-	require.Len(t, cs, 1)
-	ct := cs[0].CrashingThread()
-	require.NotNil(t, ct)
-	require.Len(t, ct.Frames, 5)
+	ct := oneCrashingThread(t, text, 5)
 	assert.Equal(t, 0, ct.Frames[0].Index)
 
 	b, _, prefixed := normalizeLine([]byte("`*** Query id: 0-0 ***"))
@@ -214,11 +206,7 @@ func TestBoostRewrapped(t *testing.T) {
 		"3#\n" +
 		"doris::pipeline::SetProbeSinkOperatorX::_finalize_probe(doris::RuntimeState*) at /src/be/src/pipeline/exec/set_probe_sink_operator.cpp:229\n" +
 		" 4# start_thread in /lib64/libpthread.so.0\n"
-	cs := parseText(t, text)
-	require.Len(t, cs, 1)
-	ct := cs[0].CrashingThread()
-	require.NotNil(t, ct)
-	require.Len(t, ct.Frames, 5)
+	ct := oneCrashingThread(t, text, 5)
 	assert.Equal(t, "/src/be/src/common/signal_handler.h", ct.Frames[0].File)
 	assert.Equal(t, "JVM_handle_linux_signal", ct.Frames[1].Function)
 	assert.Equal(t, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", ct.Frames[1].Module)
@@ -227,8 +215,19 @@ func TestBoostRewrapped(t *testing.T) {
 	assert.Equal(t, 229, ct.Frames[3].Line)
 
 	// Without the next line the dangling keyword is still no part of the name.
-	cs = parseText(t, " 0# doris::Foo::bar() at\n 1# doris::Foo::baz() in\n 2# start_thread in /lib64/libpthread.so.0\n")
+	ct = oneCrashingThread(t, " 0# doris::Foo::bar() at\n 1# doris::Foo::baz() in\n 2# start_thread in /lib64/libpthread.so.0\n", 3)
+	assert.Equal(t, "doris::Foo::bar()", ct.Frames[0].Function)
+	assert.Equal(t, "doris::Foo::baz()", ct.Frames[1].Function)
+}
+
+// oneCrashingThread requires that text is one incident whose crashing
+// thread has n frames, and returns that thread.
+func oneCrashingThread(t *testing.T, text string, n int) *Thread {
+	t.Helper()
+	cs := parseText(t, text)
 	require.Len(t, cs, 1)
-	assert.Equal(t, "doris::Foo::bar()", cs[0].CrashingThread().Frames[0].Function)
-	assert.Equal(t, "doris::Foo::baz()", cs[0].CrashingThread().Frames[1].Function)
+	ct := cs[0].CrashingThread()
+	require.NotNil(t, ct)
+	require.Len(t, ct.Frames, n)
+	return ct
 }
