@@ -320,6 +320,8 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			}
 		case "attrs":
 			m.Attrs = d.globs(v, f)
+		case "types":
+			m.Types = d.globs(v, f)
 		case "key":
 			m.Key = d.str(v, f)
 		case "threads":
@@ -348,7 +350,7 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			}
 			m.Threads = t
 		default:
-			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, anchor, near, within, callers, any_thread, message, check, exception, fault, attrs, key, threads)", key)
+			d.errf(k, f, ErrUnknownField, "unknown field %q (want kind, frames, anchor, near, within, callers, any_thread, message, check, exception, fault, attrs, types, key, threads)", key)
 		}
 	})
 	if n.Kind != yaml.MappingNode {
@@ -370,6 +372,9 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 	}
 	if m.Within != 0 && len(m.Near) == 0 {
 		d.errf(n, field+".within", ErrInvalid, "within is the reach of near: give near")
+	}
+	if len(m.Types) > 0 && len(m.Frames) == 0 && m.Anchor == "" {
+		d.errf(n, field+".types", ErrInvalid, "types are read from the anchor frame's raw name: give an anchor (or frames)")
 	}
 	return m
 }

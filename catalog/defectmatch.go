@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
@@ -69,6 +70,14 @@ func compileMatchContext(ca *compiledAlt, m *Match, intern func(string) int32, i
 		}
 	}
 	ca.specificity += len(m.Attrs)
+	if m.types == nil && len(m.Types) > 0 {
+		for _, t := range m.Types {
+			if g, err := compileGlob(t); err == nil {
+				m.types = append(m.types, g)
+			}
+		}
+	}
+	ca.specificity += 2 * len(m.Types)
 }
 
 // registerContextOwners makes the anchor a frame owner (kind 1: the
@@ -101,6 +110,9 @@ func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash
 		base = p
 		last = max(last, p)
 	}
+	if len(m.Types) > 0 && !c.typesHold(m, sv, ca.anchor >= 0, base, ev) {
+		return last, false
+	}
 	for k, g := range ca.near {
 		p := sv.has(g, base+1, min(base+1+ca.within, len(sv.frames)))
 		if p < 0 {
@@ -128,6 +140,43 @@ func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash
 		*ev = append(*ev, fmt.Sprintf("exception %q matches /%s/", crash.ExceptionType, m.Exception))
 	}
 	return last, true
+}
+
+// typesHold checks the types globs: each matches a product name found in
+// the raw name of the anchor frame (anchored) or of one frame of the defect
+// window (productTypes: template arguments, lambda owners).
+func (c *Catalog) typesHold(m *Match, sv *stackView, anchored bool, anchor int, ev *[]string) bool {
+	if len(m.types) != len(m.Types) || sv.thread == nil {
+		return false // a hand-built entry with a bad glob never matches
+	}
+	lo, hi := sv.w0, sv.w1
+	if anchored {
+		lo, hi = anchor, anchor+1
+	}
+	hi = min(hi, len(sv.thread.Frames))
+	var types []string
+	for i := max(lo, 0); i < hi; i++ {
+		f := &sv.thread.Frames[i]
+		if f.Java {
+			continue
+		}
+		types = c.stack.productTypes(types[:0], f.Name())
+		all := true
+		var found []string
+		for k := range m.types {
+			j := slices.IndexFunc(types, m.types[k].match)
+			if j < 0 {
+				all = false
+				break
+			}
+			found = append(found, fmt.Sprintf("%s ~ %q", types[j], m.Types[k]))
+		}
+		if all {
+			*ev = append(*ev, fmt.Sprintf("types in #%d %s: %s", i, sv.frames[i], strings.Join(found, ", ")))
+			return true
+		}
+	}
+	return false
 }
 
 // anyThreadHas looks for a frame matching glob g in the crashing stack,

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -82,18 +83,64 @@ func TestDefectFaultAndAttrs(t *testing.T) {
 
 func TestDefectFaultDecodeErrors(t *testing.T) {
 	for name, m := range map[string]string{
-		"unknown fault value": "anchor: \"a\"\n        fault: maybe",
-		"empty fault":         "anchor: \"a\"\n        fault: ~",
-		"fault alone":         "fault: null",
-		"attrs alone":         `attrs: ["fault=null"]`,
-		"bad attrs glob":      "anchor: \"a\"\n        attrs: [\"a**\"]",
-		"null on an abort":    "anchor: \"a\"\n        kind: \"SIGABRT\"\n        fault: null",
+		"unknown fault value":  "anchor: \"a\"\n        fault: maybe",
+		"empty fault":          "anchor: \"a\"\n        fault: ~",
+		"fault alone":          "fault: null",
+		"attrs alone":          `attrs: ["fault=null"]`,
+		"bad attrs glob":       "anchor: \"a\"\n        attrs: [\"a**\"]",
+		"null on an abort":     "anchor: \"a\"\n        kind: \"SIGABRT\"\n        fault: null",
+		"types without anchor": "message: \"x\"\n        types: [\"doris::RowsetId\"]",
+		"bad types glob":       "anchor: \"a\"\n        types: [\"a**\"]",
 	} {
 		y := "schema: 1\nrevision: r\ndefects:\n  - id: SR-1-x\n    product: starrocks\n    title: t\n    match:\n      - " + m + "\n    links: [\"https://e.com/1\"]\n    tests: [\"t.txt\"]\n"
 		_, err := Parse("bad.yaml", []byte(y))
 		require.Error(t, err, name)
 		assert.True(t, errors.Is(err, ErrInvalid), "%s: %v", name, err)
 	}
+}
+
+// TestDefectTypes: `types` reads the product names inside the anchor
+// frame's raw name (template arguments, a lambda's owner), which the
+// normalized name drops: a lookup in a std hash table holds for the table of
+// the type the rule names and for no other table.
+func TestDefectTypes(t *testing.T) {
+	const y = `schema: 1
+revision: r
+defects:
+  - id: DORIS-1-rowset-id-set
+    product: doris
+    title: rowset id set
+    match:
+      - kind: "SIGSEGV*"
+        anchor: "std::_Hashtable::find"
+        types: ["doris::RowsetId"]
+    links: ["https://e.com/1"]
+    tests: ["t.txt"]
+stack:
+  product_namespaces: ["doris"]
+`
+	f, err := Parse("types.yaml", []byte(y))
+	require.NoError(t, err)
+	c, err := New(f)
+	require.NoError(t, err)
+	dump := func(typ string) string {
+		return "*** SIGSEGV address not mapped to object (@0x0) received by PID 1 (TID 2 OR 0x7f0000000000) from PID 0; stack trace: ***\n" +
+			" 0# doris::signal::(anonymous namespace)::FailureSignalHandler(int, siginfo_t*, void*) at /src/be/src/common/signal_handler.h:421\n" +
+			" 1# 0x00007FEE2C7EA520 in /lib/x86_64-linux-gnu/libc.so.6\n" +
+			" 2# std::_Hashtable<" + typ + ", " + typ + ", std::allocator<" + typ + ">, std::__detail::_Identity, std::equal_to<" + typ + ">, std::hash<" + typ + "> >::find(" + typ + " const&) at /usr/include/c++/11/bits/hashtable.h:1577\n" +
+			" 3# start_thread in /lib64/libpthread.so.0\n"
+	}
+	classify := func(text string) Verdict {
+		cs, err := symbolize.ParseAll(context.Background(), strings.NewReader(text), symbolize.ScanOptions{Source: "t"})
+		require.NoError(t, err)
+		require.Len(t, cs, 1)
+		return c.Classify(cs[0], signature.Generate(cs[0]))
+	}
+	v := classify(dump("doris::RowsetId"))
+	require.NotNil(t, v.Defect, "%v", v.Evidence)
+	assert.Equal(t, "DORIS-1-rowset-id-set", v.Defect.ID)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), `doris::RowsetId ~ "doris::RowsetId"`)
+	assert.Nil(t, classify(dump("doris::TabletUid")).Defect, "a table of another type")
 }
 
 // TestAnyThreadCustomRules: any_thread looks at other threads' normalized

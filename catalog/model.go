@@ -244,6 +244,14 @@ type Match struct {
 	// Attrs are globs that must each match one of the signature's
 	// Attributes (`leaf=memcpy-family`, `inlined=*ColumnReader*`).
 	Attrs []string `json:"attrs,omitempty"`
+	// Types are globs that must each match a product name found inside
+	// the raw name of the anchor frame (without an anchor: of a frame in
+	// the defect window): the template arguments and lambda owner of a
+	// library frame (`std::_Hashtable<doris::RowsetId, …>::find`,
+	// `std::_Function_handler<…, doris::vectorized::ParquetReader::
+	// _process_page_index_filter(…)::{lambda…}>::_M_invoke`), which the
+	// normalized name drops. They need an anchor or frames.
+	Types []string `json:"types,omitempty"`
 	// Key is an exact signature key.
 	Key string `json:"key,omitempty"`
 	// Threads is thread-dump evidence.
@@ -256,6 +264,7 @@ type Match struct {
 	check     *regexp.Regexp
 	exception *regexp.Regexp
 	attrs     []glob
+	types     []glob
 }
 
 // ThreadMatch is matched against the thread groups of an incident.
