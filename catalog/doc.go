@@ -31,7 +31,9 @@
 // crash site the failure line printed (Crash.SiteFile: a glog FATAL line's
 // basename, read against the last segment of the files globs at low
 // confidence, or UBSAN's full path, read against the globs themselves)
-// decides next (site.go); then weak evidence: thread-name rules, then
+// decides next (site.go), then the product types the crash message names
+// (a failed cast's types: message.go, low confidence); then weak
+// evidence: thread-name rules, then
 // query-id rules (present, zero, absent). A thread-name rule also decides
 // over a rule marked generic (column operations, memory tracking, any
 // product frame: code every path runs) that holds by product evidence

@@ -59,6 +59,10 @@ const (
 	// the directory that made the glob specific: low confidence.
 	weightSite     = 0.6
 	weightSiteBase = 0.45
+	// weightMessage: a product type the crash message names (a failed
+	// cast's or down_cast's types, a check's object): what was being
+	// worked on, not where; low confidence (message.go).
+	weightMessage = 0.45
 	// weightFreedBy: a freed-by stack under process teardown says the
 	// memory was freed by the exit, not which thread's work the access was.
 	weightFreedBy = 0.9

@@ -516,6 +516,11 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 	if !sv.created && c.decideFromSite(v, crash, sv.thread, qbit) {
 		return
 	}
+	// The product types the crash message names (a failed cast's types):
+	// what was being worked on (message.go).
+	if !sv.created && c.decideFromMessage(v, crash, sv.thread, qbit) {
+		return
+	}
 	// Weak evidence, only when no frame-level rule matched: the thread
 	// name (a rule may require a query id state), then the query id.
 	if name != "" {
