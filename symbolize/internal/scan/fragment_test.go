@@ -231,3 +231,25 @@ func oneCrashingThread(t *testing.T, text string, n int) *Thread {
 	require.Len(t, ct.Frames, n)
 	return ct
 }
+
+// StarRocks' CpuInfo prints its sched_getcpu notice to stderr without a
+// newline: the next stderr line (here glog's F line) is glued to it. The
+// notice is dropped and the F line read.
+func TestGluedCPUNotice(t *testing.T) {
+	text := "I20260720 06:16:21.839099 139898394305344 starrocks_main.cpp:201] file system provider registry init successfully\n" +
+		"Built on a system without sched_getcpu() support. Performance may be impacted.F20260720 06:18:05.875302 139891042170560 column_access_path.cpp:177] Check failed: iter->_children.size() <= 1 \n" +
+		"*** Aborted at 1784528285 (unix time) try \"date -d @1784528285\" if you are using GNU date ***\n" +
+		"*** SIGABRT (@0x9fd15) received by PID 654613 (TID 0x7f3aebe036c0) LWP(655056) from PID 654613; stack trace: ***\n" +
+		"    @     0x7f3ca24deb2c pthread_kill\n"
+	cs := parseText(t, text)
+	require.Len(t, cs, 1)
+	assert.Equal(t, KindCheck, cs[0].Kind)
+	assert.Equal(t, "iter->_children.size() <= 1", cs[0].CheckExpr)
+	assert.Equal(t, "column_access_path.cpp", cs[0].SiteFile)
+
+	b, _, prefixed := normalizeLine([]byte("Kernel does not support sched_getcpu(). Performance may be impacted.UNKNOWN ASAN (build UNKNOWN distro ubuntu arch x86_64)"))
+	assert.Equal(t, "UNKNOWN ASAN (build UNKNOWN distro ubuntu arch x86_64)", string(b))
+	assert.False(t, prefixed)
+	b, _, _ = normalizeLine([]byte("Built on a system without sched_getcpu() support. Performance may be impacted."))
+	assert.Equal(t, "Built on a system without sched_getcpu() support. Performance may be impacted.", string(b), "the notice alone is kept")
+}

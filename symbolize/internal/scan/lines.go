@@ -104,6 +104,10 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 				continue
 			}
 		case c >= 'A' && c <= 'Z':
+			if n := gluedNotice(b); n > 0 {
+				b = b[n:]
+				continue
+			}
 			if n := syslogPrefix(b); n > 0 {
 				b = b[n:]
 				prefixed = true
@@ -113,6 +117,32 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 		break
 	}
 	return b, runtimeLogger, prefixed
+}
+
+// gluedNotices are notices a backend writes to stderr without a newline,
+// so the next line of stderr (a glog F line, the build line of a crash
+// preamble) is glued to them: StarRocks' CpuInfo::init prints one of the
+// two sched_getcpu notices with `std::cerr <<` and no endl
+// (be/src/util/cpu_info.cpp).
+var gluedNotices = [...]string{
+	"Built on a system without sched_getcpu() support. Performance may be impacted.",
+	"Kernel does not support sched_getcpu(). Performance may be impacted.",
+}
+
+// gluedNotice returns the length of a glued notice b starts with when more
+// text follows it (the line that was glued to it), else 0. Only the
+// notice is dropped; it is no paste prefix (the lines around it do not
+// carry it).
+func gluedNotice(b []byte) int {
+	if len(b) < 60 || b[0] != 'B' && b[0] != 'K' {
+		return 0
+	}
+	for _, n := range gluedNotices {
+		if len(b) > len(n) && string(b[:len(n)]) == n {
+			return len(n)
+		}
+	}
+	return 0
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
