@@ -57,6 +57,14 @@ func (c *Catalog) decideFromMessage(v *Verdict, crash *symbolize.Crash, thread *
 	if best < 0 {
 		return false
 	}
+	if c.rules[best].Generic && thread != nil && thread.Name != "" {
+		// A generic rule (column operations, memory tracking: code every
+		// path runs) yields to a thread rule that knows the crashing
+		// thread's pool and names another path, as it does on frames.
+		if wb := c.weakThreadRule(thread.Name, qbit, false); wb >= 0 && c.rules[wb].Path != c.rules[best].Path {
+			return false
+		}
+	}
 	r := &c.rules[best]
 	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
 	v.PathConfidence = confidenceOf(bestW)

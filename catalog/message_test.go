@@ -1,11 +1,15 @@
 package catalog
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/signature"
+	"github.com/crashsig/crashsig/symbolize"
 )
 
 // TestDecideFromMessage: when no frame rule and no crash site decides, the
@@ -30,6 +34,25 @@ func TestDecideFromMessage(t *testing.T) {
 		"    @          0x9a1b3d4 starrocks::CompactionScheduler::thread_task(int)\n"
 	v, _ = classifyText(t, withFrames)
 	assert.Equal(t, PathBackground, v.Path)
+	assert.NotContains(t, strings.Join(v.Evidence, "\n"), "the crash message names")
+
+	// A generic rule read from the message (column operations) yields to
+	// the crashing thread's pool name, as on frames.
+	const badCast = "F20231109 20:11:37.677680 323805 assert_cast.h:61] Bad cast from type:doris::vectorized::ColumnVector<int> to doris::vectorized::ColumnVector<long>\n" +
+		"*** Check failure stack trace: ***\n" +
+		"    @     0x56489d591d3d  google::LogMessage::Fail()\n" +
+		"    @     0x56489d594279  google::LogMessage::SendToLog()\n"
+	v, _ = classifyText(t, badCast)
+	assert.Equal(t, PathQuery, v.Path)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), "the crash message names")
+	cs, err := symbolize.ParseAll(context.Background(), strings.NewReader(badCast), symbolize.ScanOptions{Source: "t"})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	crash := cs[0]
+	require.NotNil(t, crash.CrashingThread())
+	crash.CrashingThread().Name = "BaseCompactionT" // the pool's name, as gdb or ASAN print it
+	v = defaultCatalog(t).Classify(crash, signature.Generate(crash))
+	assert.Equal(t, PathBackground, v.Path, "%v", v.Evidence)
 	assert.NotContains(t, strings.Join(v.Evidence, "\n"), "the crash message names")
 
 	// No product type in the message: nothing to read.
