@@ -62,20 +62,12 @@ func compileMatchContext(ca *compiledAlt, m *Match, intern func(string) int32, i
 	if m.Fault == FaultNull || m.Fault == FaultNotNull {
 		ca.specificity++
 	}
-	if m.attrs == nil && len(m.Attrs) > 0 {
-		for _, a := range m.Attrs {
-			if g, err := compileGlob(a); err == nil {
-				m.attrs = append(m.attrs, g)
-			}
-		}
+	if m.attrs == nil {
+		m.attrs = compileGlobs(m.Attrs)
 	}
 	ca.specificity += len(m.Attrs)
-	if m.types == nil && len(m.Types) > 0 {
-		for _, t := range m.Types {
-			if g, err := compileGlob(t); err == nil {
-				m.types = append(m.types, g)
-			}
-		}
+	if m.types == nil {
+		m.types = compileGlobs(m.Types)
 	}
 	ca.specificity += 2 * len(m.Types)
 }
@@ -110,8 +102,14 @@ func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash
 		base = p
 		last = max(last, p)
 	}
-	if len(m.Types) > 0 && !c.typesHold(m, sv, ca.anchor >= 0, base, ev) {
-		return last, false
+	if len(m.Types) > 0 {
+		lo, hi := sv.w0, sv.w1 // frames without an anchor: the defect window
+		if ca.anchor >= 0 {
+			lo, hi = base, base+1
+		}
+		if !c.typesHold(m, sv, lo, hi, ev) {
+			return last, false
+		}
 	}
 	for k, g := range ca.near {
 		p := sv.has(g, base+1, min(base+1+ca.within, len(sv.frames)))
@@ -142,16 +140,12 @@ func (c *Catalog) contextHolds(ca *compiledAlt, m *Match, crash *symbolize.Crash
 	return last, true
 }
 
-// typesHold checks the types globs: each matches a product name found in
-// the raw name of the anchor frame (anchored) or of one frame of the defect
-// window (productTypes: template arguments, lambda owners).
-func (c *Catalog) typesHold(m *Match, sv *stackView, anchored bool, anchor int, ev *[]string) bool {
+// typesHold checks the types globs: all of them match product names found
+// in the raw name of one frame in [lo, hi) (productTypes: template
+// arguments, lambda owners).
+func (c *Catalog) typesHold(m *Match, sv *stackView, lo, hi int, ev *[]string) bool {
 	if len(m.types) != len(m.Types) || sv.thread == nil {
 		return false // a hand-built entry with a bad glob never matches
-	}
-	lo, hi := sv.w0, sv.w1
-	if anchored {
-		lo, hi = anchor, anchor+1
 	}
 	hi = min(hi, len(sv.thread.Frames))
 	var types []string

@@ -30,8 +30,7 @@ func (c *Catalog) decideFromMessage(v *Verdict, crash *symbolize.Crash, thread *
 	if len(names) == 0 {
 		return false
 	}
-	best, bestName, bestGlob := -1, "", ""
-	bestW := 0.0
+	best, bestName := outsideHold{rule: -1}, ""
 	sc := c.ix.scratchFor()
 	defer c.ix.release(sc)
 	var buf []int32
@@ -40,39 +39,23 @@ func (c *Catalog) decideFromMessage(v *Verdict, crash *symbolize.Crash, thread *
 		for _, g := range buf {
 			for _, o := range c.owners[g] {
 				if o.kind != 0 {
+					continue // a defect alternative's glob
+				}
+				if cr := &c.crules[o.idx]; cr.namesOnly || !containsID(cr.frames, g) && !containsID(cr.types, g) {
 					continue
 				}
-				ri := int(o.idx)
-				cr := &c.crules[ri]
-				if !containsID(cr.frames, g) && !containsID(cr.types, g) || len(cr.callers) > 0 || cr.namesOnly || !cr.conditionsHold(qbit, thread, crash) {
-					continue
-				}
-				w := weightMessage * cr.weight
-				if best < 0 || better(&c.rules[ri], 0, w, &c.rules[best], 0, bestW) {
-					best, bestW, bestName, bestGlob = ri, w, name, c.ix.globs[g].quoted
+				held := best
+				c.consider(&best, int(o.idx), c.ix.globs[g].quoted, weightMessage, qbit, thread, crash)
+				if best != held {
+					bestName = name
 				}
 			}
 		}
 	}
-	if best < 0 {
+	if best.rule < 0 || c.genericYields(best.rule, thread, qbit, false) {
 		return false
 	}
-	if c.rules[best].Generic && thread != nil && thread.Name != "" {
-		// A generic rule (column operations, memory tracking: code every
-		// path runs) yields to a thread rule that knows the crashing
-		// thread's pool and names another path, as it does on frames.
-		if wb := c.weakThreadRule(thread.Name, qbit, false); wb >= 0 && c.rules[wb].Path != c.rules[best].Path {
-			return false
-		}
-	}
-	r := &c.rules[best]
-	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
-	v.PathConfidence = confidenceOf(bestW)
-	v.Evidence = append(v.Evidence,
-		"path "+string(r.Path)+"/"+r.Area+" by rule "+r.ID+" ("+c.crules[best].at+"): the crash message names "+strconv.Quote(bestName)+
-			" ~ "+bestGlob+", and no frame rule or crash site matched (weight "+strconv.FormatFloat(bestW, 'f', 2, 64)+
-			", confidence "+string(v.PathConfidence)+")",
-		c.crules[best].whyLine)
+	c.place(v, best, "the crash message names "+strconv.Quote(bestName))
 	return true
 }
 

@@ -416,7 +416,8 @@ func (c *Catalog) decidePath(v *Verdict, crash *symbolize.Crash, sv *stackView) 
 		// code is the backend's own, whose name is its pool's; the caveat
 		// about names (a JVM thread inherits the name of the native thread
 		// that created it) is why JVM and RPC-library frames do not yield.
-		if wb := c.weakThreadRule(sv.thread.Name, qbit, sv.created); wb >= 0 && c.rules[wb].Path != c.rules[best].Path {
+		if c.genericYields(best, sv.thread, qbit, sv.created) {
+			wb := c.weakThreadRule(sv.thread.Name, qbit, sv.created)
 			c.decideByThread(v, wb, sv.thread.Name, "only a generic frame rule matched")
 			v.Evidence = append(v.Evidence, "generic frame rule "+c.rules[best].ID+" also matched (frame #"+strconv.Itoa(bestHold.at)+" "+sv.frames[bestHold.at]+"): code every path runs, so the thread name decided")
 			return
@@ -562,6 +563,17 @@ func (c *Catalog) productHold(sv *stackView, h ruleHold) bool {
 		return c.stack.isProductName(sv.frames[h.at])
 	}
 	return false
+}
+
+// genericYields reports whether rule best, when it is marked generic (code
+// every path runs), yields to a thread-name rule that knows the crashing
+// thread's pool and names another path.
+func (c *Catalog) genericYields(best int, thread *symbolize.Thread, qbit uint16, created bool) bool {
+	if !c.rules[best].Generic || thread == nil || thread.Name == "" {
+		return false
+	}
+	wb := c.weakThreadRule(thread.Name, qbit, created)
+	return wb >= 0 && c.rules[wb].Path != c.rules[best].Path
 }
 
 // weakThreadRule returns the best thread-name rule that holds for name and

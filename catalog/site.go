@@ -44,11 +44,38 @@ func compileSiteGlobs(files []string) []siteGlob {
 	return out
 }
 
-// siteHold is a rule that the crash site satisfies.
-type siteHold struct {
+// outsideHold is the best rule so far for evidence read outside the frames
+// (the crash site, site.go; the message's types, message.go).
+type outsideHold struct {
 	rule int
-	glob string
-	w    float64
+	glob string  // the glob that held, quoted
+	w    float64 // evidence weight times the rule's weight
+}
+
+// consider makes rule ri the choice when it beats the one held: its
+// conditions beside the evidence must hold, and it must need no callers
+// (there are no frames to be callers).
+func (c *Catalog) consider(best *outsideHold, ri int, glob string, w float64, qbit uint16, thread *symbolize.Thread, crash *symbolize.Crash) {
+	cr := &c.crules[ri]
+	if len(cr.callers) > 0 || !cr.conditionsHold(qbit, thread, crash) {
+		return
+	}
+	w *= cr.weight
+	if best.rule < 0 || better(&c.rules[ri], 0, w, &c.rules[best.rule], 0, best.w) {
+		*best = outsideHold{rule: ri, glob: glob, w: w}
+	}
+}
+
+// place gives v the held rule's path, area and confidence, with an
+// evidence line saying what held (what) and the rule's why.
+func (c *Catalog) place(v *Verdict, best outsideHold, what string) {
+	r := &c.rules[best.rule]
+	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
+	v.PathConfidence = confidenceOf(best.w)
+	v.Evidence = append(v.Evidence,
+		"path "+string(r.Path)+"/"+r.Area+" by rule "+r.ID+" ("+c.crules[best.rule].at+"): "+what+" ~ "+best.glob+
+			", and no frame rule matched (weight "+strconv.FormatFloat(best.w, 'f', 2, 64)+", confidence "+string(v.PathConfidence)+")",
+		c.crules[best.rule].whyLine)
 }
 
 // decideFromSite decides the path from the incident's printed crash site
@@ -62,17 +89,7 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 	}
 	file := crash.SiteFile
 	full := strings.IndexByte(file, '/') >= 0
-	best := siteHold{rule: -1}
-	consider := func(ri int, g string, w float64) {
-		cr := &c.crules[ri]
-		if len(cr.callers) > 0 || !cr.conditionsHold(qbit, thread, crash) {
-			return // callers need frames
-		}
-		w *= cr.weight
-		if best.rule < 0 || better(&c.rules[ri], 0, w, &c.rules[best.rule], 0, best.w) {
-			best = siteHold{rule: ri, glob: g, w: w}
-		}
-	}
+	best := outsideHold{rule: -1}
 	if full {
 		sc := c.ix.scratchFor()
 		buf := c.ix.matches(nil, file, sc)
@@ -80,7 +97,7 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 		for _, g := range buf {
 			for _, o := range c.owners[g] {
 				if o.kind == 0 && containsID(c.crules[o.idx].files, g) {
-					consider(int(o.idx), c.ix.globs[g].quoted, weightSite)
+					c.consider(&best, int(o.idx), c.ix.globs[g].quoted, weightSite, qbit, thread, crash)
 				}
 			}
 		}
@@ -88,7 +105,7 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 		for ri := range c.crules {
 			for _, sg := range c.crules[ri].siteFiles {
 				if sg.g.match(file) {
-					consider(ri, strconv.Quote(sg.text), weightSiteBase)
+					c.consider(&best, ri, strconv.Quote(sg.text), weightSiteBase, qbit, thread, crash)
 					break
 				}
 			}
@@ -97,9 +114,6 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 	if best.rule < 0 {
 		return false
 	}
-	r := &c.rules[best.rule]
-	v.Path, v.Area, v.PathRule = r.Path, r.Area, r.ID
-	v.PathConfidence = confidenceOf(best.w)
 	how := "source path"
 	if !full {
 		how = "source file (a basename, read against the glob's last segment)"
@@ -108,10 +122,6 @@ func (c *Catalog) decideFromSite(v *Verdict, crash *symbolize.Crash, thread *sym
 	if crash.SiteLine > 0 {
 		loc += ":" + strconv.Itoa(crash.SiteLine)
 	}
-	v.Evidence = append(v.Evidence,
-		"path "+string(r.Path)+"/"+r.Area+" by rule "+r.ID+" ("+c.crules[best.rule].at+"): crash site "+how+" "+strconv.Quote(loc)+
-			" printed by the failure line ~ "+best.glob+", and no frame rule matched (weight "+strconv.FormatFloat(best.w, 'f', 2, 64)+
-			", confidence "+string(v.PathConfidence)+")",
-		c.crules[best.rule].whyLine)
+	c.place(v, best, "crash site "+how+" "+strconv.Quote(loc)+" printed by the failure line")
 	return true
 }
