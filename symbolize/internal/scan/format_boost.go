@@ -174,12 +174,7 @@ func (in *incident) boostContinuation(p *parser, ln lineInfo) bool {
 		// source path alone on the next line (a paste re-wrapped at a
 		// blank).
 		if f, ok := p.parseBoostFrame(raw + " " + t); ok && f.Index == last.Index && (f.File != "" || f.Module != "") {
-			f.Raw = raw + " " + t
-			*last = f
-			in.prevText = f.Raw
-			in.prevNo = ln.no
-			in.note("joined the location of boost frame %d, wrapped onto line %d", f.Index, ln.no)
-			in.used(ln)
+			in.replaceLastFrame(last, f, raw+" "+t, ln, "joined the location of boost frame %d, wrapped onto line %d", f.Index, ln.no)
 			return true
 		}
 	}
@@ -199,13 +194,19 @@ func (in *incident) boostContinuation(p *parser, ln lineInfo) bool {
 		if !ok || f.Index != last.Index {
 			continue
 		}
-		f.Raw = joined
-		*last = f
-		in.prevText = joined
-		in.prevNo = ln.no
-		in.note("joined the hard-wrapped continuation of a boost frame at line %d (%s)", ln.no, w.id)
-		in.used(ln)
+		in.replaceLastFrame(last, f, joined, ln, "joined the hard-wrapped continuation of a boost frame at line %d (%s)", ln.no, w.id)
 		return true
 	}
 	return false
+}
+
+// replaceLastFrame makes f, parsed from the frame line joined with line ln
+// (raw), the stack's last frame, notes how, and takes the line.
+func (in *incident) replaceLastFrame(last *Frame, f Frame, raw string, ln lineInfo, format string, args ...any) {
+	f.Raw = raw
+	*last = f
+	in.prevText = raw
+	in.prevNo = ln.no
+	in.note(format, args...)
+	in.used(ln)
 }

@@ -62,7 +62,7 @@ func fragmentStart(p *parser, text string) int {
 // there starts on such a line. It must have gdb's shape: a function name
 // without spaces outside its lists, a space, then the argument list
 // (`f (this=0x1)`, `f ()`), which a numbered list item seldom has. The
-// fragment is kept only when the location line followed (finishFragment).
+// fragment is kept only when the location line follows it (frameOrNoise).
 func gdbAddresslessOpener(f Frame) bool {
 	if f.PC != 0 || f.File != "" || f.Module != "" || f.Function == "" {
 		return false
@@ -72,7 +72,7 @@ func gdbAddresslessOpener(f Frame) bool {
 	if !strings.HasSuffix(rest, ")") || stripGDBArgs(rest) == rest {
 		return false // no ` (args)` list
 	}
-	return plausibleFragmentFrame(Frame{PC: 1, Function: f.Function})
+	return oneWordName(f.Function)
 }
 
 // boostNumbered says whether t starts like a boost frame line, `N# `
@@ -94,10 +94,12 @@ func boostNumbered(t string) bool {
 func plausibleFragmentFrame(f Frame) bool {
 	file := strings.ContainsAny(f.File, "/.")
 	module := strings.Contains(f.Module, "/") || strings.Contains(f.Module, ".so") || strings.HasSuffix(f.Module, "_be")
-	if f.PC == 0 && !file && !module {
-		return false
-	}
-	name := f.Function
+	return (f.PC != 0 || file || module) && oneWordName(f.Function)
+}
+
+// oneWordName says whether a function name has no blank before its
+// argument or template list, so that `see above` is no function.
+func oneWordName(name string) bool {
 	if i := strings.IndexAny(name, "(<"); i >= 0 {
 		name = name[:i]
 	}
@@ -124,9 +126,6 @@ func (in *incident) finishFragment() bool {
 	}
 	if ct.Frames[0].Index != in.fragment {
 		return false // the fragment's first frame is not the crashing stack's
-	}
-	if f0 := ct.Frames[0]; f0.PC == 0 && f0.File == "" && f0.Module == "" {
-		return false // an addressless opener whose location line did not follow
 	}
 	for i := 1; i < len(ct.Frames); i++ {
 		if ct.Frames[i].Index != ct.Frames[i-1].Index+1 && !ct.Frames[i].Inlined && ct.Frames[i].Index != ct.Frames[i-1].Index {

@@ -105,9 +105,11 @@ func TestHeaderlessFragmentAddresslessGDB(t *testing.T) {
 
 	// Without its location line the addressless frame is not taken: the
 	// fragment starts at the next frame with an address, as before.
-	cs = parseText(t, opener+rest)
-	require.Len(t, cs, 1)
-	assert.Equal(t, 47, cs[0].CrashingThread().Frames[0].Index)
+	for _, text := range []string{opener + rest, opener + "\n" + rest} {
+		cs = parseText(t, text)
+		require.Len(t, cs, 1)
+		assert.Equal(t, 47, cs[0].CrashingThread().Frames[0].Index, "%q", text)
+	}
 
 	// Numbered prose with gdb's argument shape but words for a name.
 	assert.Empty(t, parseText(t, "#2 see the notes (above)\n    at home:1\n#3 ask (twice)\n#4 done (x)\n"))

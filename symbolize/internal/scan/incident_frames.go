@@ -110,7 +110,7 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				return true
 			}
 		}
-		if in.fragment > 0 && in.cur != nil && len(in.cur.th.Frames) == 1 && k != kBlank {
+		if in.fragment > 0 && in.cur != nil && len(in.cur.th.Frames) == 1 {
 			if f0 := in.cur.th.Frames[0]; f0.PC == 0 && f0.File == "" && f0.Module == "" {
 				// An addressless opener (gdbAddresslessOpener) whose
 				// location line did not follow: not a frame after all;

@@ -453,14 +453,11 @@ func repairFirstPart(parts []string) bool {
 		return false
 	}
 	first = first[framePrefix(first):]
-	n := 0
-	digits := next[1:]
+	digits := next[1:] // after gdb's `#`
 	if boost {
 		digits = next
 	}
-	for i := 0; i < len(digits) && isDigit(digits[i]); i++ {
-		n = n*10 + int(digits[i]-'0')
-	}
+	n := atoi(digits[:digitRunEnd(digits, 0)])
 	if n < 1 {
 		return false
 	}
