@@ -305,6 +305,14 @@
 // followed by `,`, `>` or a cv-qualifier continues it; a cast among the
 // arguments (`(fmt::v7::detail::type)1`) no longer passes for the scope.
 //
+// crashsig-sig/14 keys a crash without a usable frame by its kind alone,
+// `EMPTY: <kind>`, also when its input is damaged: until sig/13 a dump cut
+// before any frame of the failing code was keyed `CORRUPTED: <kind>`, so
+// a cut paste of a CHECK (`CORRUPTED: CHECK(!std::count(…))`) and a report
+// of the same check that printed no stack (`EMPTY: CHECK(…)`) got two
+// keys. The damage says how much of the crash was seen, not which crash
+// it is; it stays in the attributes and the trace.
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //
@@ -332,8 +340,10 @@
 //
 // # Empty and damaged input
 //
-// No usable frame gives `EMPTY: <kind>`; the same for an incident marked
-// corrupted gives `CORRUPTED: <kind>`. Keys are at most MaxKeyLen bytes,
+// No usable frame gives `EMPTY: <kind>`, whether the incident is marked
+// corrupted (a dump cut before any frame of the failing code) or printed
+// no stack: the damage is the attribute `corrupted`, not part of the key
+// (crashsig-sig/14). Keys are at most MaxKeyLen bytes,
 // traces at most 97 lines.
 //
 // # Stability

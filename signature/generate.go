@@ -15,7 +15,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/13"
+const Algorithm = "crashsig-sig/14"
 
 // DefaultFrames is how many significant frames a key holds: frames that
 // are neither mechanism nor generic (see doc.go, "Key shape", for the
@@ -212,12 +212,18 @@ func (g *Generator) Generate(c *symbolize.Crash) Signature {
 		t.add("the sanitizer runtime failed in itself (" + bounded(c.SanitizerBug, 80) + "): the key is that failure, not the program frames")
 	case len(kept) > 0:
 		s.Key = buildKey(g.keyKind(s.Kind, frames, t), kept)
-	case c.Corrupted:
-		s.Key = "CORRUPTED: " + s.Kind
-		t.add("no usable frame in damaged input: key CORRUPTED")
 	default:
+		// Whether the input was damaged (a dump cut before any frame of
+		// the failing code) or the crash printed none, the key is the
+		// kind alone: a cut paste of a CHECK and an uncut one that
+		// printed no stack are one crash (crashsig-sig/14). The damage
+		// stays in the attributes, the trace and the crash's Corrupted.
 		s.Key = "EMPTY: " + s.Kind
-		t.add("no usable frame: key EMPTY")
+		if c.Corrupted {
+			t.add("no usable frame in damaged input: key EMPTY (the damage is the attribute corrupted, not part of the key)")
+		} else {
+			t.add("no usable frame: key EMPTY")
+		}
 	}
 	s.ID = keyID(s.Key)
 	s.Trace = t.lines

@@ -2,6 +2,7 @@ package signature
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -229,7 +230,7 @@ func TestGenerateEmptyAndCorrupted(t *testing.T) {
 	c := crash(symbolize.KindSignal, "SIGSEGV", fr("??"))
 	c.Corrupted, c.CorruptedReason = true, "interleaved"
 	s = Generate(c)
-	if s.Key != "CORRUPTED: SIGSEGV" || !hasTrace(s, "interleaved") {
+	if s.Key != "EMPTY: SIGSEGV" || !hasTrace(s, "interleaved") || !slices.Contains(s.Attributes, "corrupted") {
 		t.Errorf("corrupted: %s %v", s.Key, s.Trace)
 	}
 	if s := Generate(nil); s.Key != "EMPTY: no crash" {
