@@ -217,7 +217,7 @@
 // The kind class is FAULT (SIGSEGV, SIGBUS, SIGILL, SIGFPE, a sanitizer's
 // report, the JVM's, CRASH: no signal printed) or ABORT (SIGABRT, CHECK,
 // LOG(FATAL), assert, terminate; CRASH with a frame of an `aborts: true`
-// rule); THREADS, LEAK, TERM stay themselves; EMPTY and CORRUPTED keys
+// rule); THREADS, LEAK, TERM stay themselves; EMPTY keys (CORRUPTED until sig/13)
 // keep the whole kind. Examples: `FAULT | starrocks::ParsedPageV1::read`,
 // `ABORT | starrocks::pipeline::NLJoinProbeOperator::_permute_probe_row`
 // (its down_cast assertion and a bare SIGABRT alike), `FAULT | memcpy |

@@ -162,7 +162,7 @@ func (g *Generator) classify(raw string, java bool) frameClass {
 func (g *Generator) Normalize(name string) string { return g.classify(name, false).name }
 
 // Generate builds the signature of one crash. It never fails: a crash
-// without usable frames gets an EMPTY or CORRUPTED key.
+// without usable frames gets an EMPTY key (damaged or not).
 func (g *Generator) Generate(c *symbolize.Crash) Signature {
 	s := Signature{Algorithm: Algorithm}
 	t := &tracer{lines: make([]string, 0, 16)}

@@ -32,7 +32,7 @@ import (
 // Collisions: two logs named by different catalog defects with one key
 // (each defect pair counted once), and two corpus texts labelled with
 // different defects (not duplicate_of each other, not tests of one catalog
-// defect) with one key. EMPTY and CORRUPTED keys neither share nor collide.
+// defect) with one key. EMPTY keys (and sig/13's CORRUPTED ones) neither share nor collide.
 
 type shapePair struct{ a, b, why string }
 

@@ -101,7 +101,7 @@ func TestSanitizerFragmentTooShort(t *testing.T) {
 
 // A thread-creation stack, with its header or without it, is never the
 // crash stack: a fragment holding only it has an empty crashing thread,
-// says so, and its key is CORRUPTED (not pthread_create or main). The
+// says so, and its key is EMPTY (not pthread_create or main). The
 // header at the start of the paste opens the fragment (kSanStack) and
 // names the stack.
 func TestSanitizerFragmentCreationOnly(t *testing.T) {
