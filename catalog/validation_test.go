@@ -33,6 +33,9 @@ type valAnswer struct {
 	Path   Path
 	Key    string
 	Defect string
+	// Confidence is the verdict's path_confidence (not in the before
+	// file: "" there).
+	Confidence Confidence
 	// Evidence-bearing: the text carries a printed query id, a source path
 	// or a product frame (a property of the text, not of the answer).
 	HasID, HasFile, HasProduct bool
@@ -67,7 +70,7 @@ func readValidationLabels(t testing.TB, prod string) []validationLabel {
 func answerFor(t testing.TB, c *Catalog, rel string) valAnswer {
 	p := parseLog(t, "testdata/"+rel)
 	v, i := fileVerdict(c, p)
-	a := valAnswer{Path: v.Path}
+	a := valAnswer{Path: v.Path, Confidence: v.PathConfidence}
 	if i >= 0 {
 		a.Key = p.sigs[i].Key
 	}
@@ -99,8 +102,11 @@ type valFigures struct {
 	sbRight, sbTotal     int
 	unknownEv, evTotal   int
 	pairsShared, pairs   int
-	m                    confusion
-	misses               []string
+	// byConf counts, per path_confidence of a known path, the texts with
+	// a path label answered at that confidence and those answered right.
+	byConf map[Confidence][2]int
+	m      confusion
+	misses []string
 }
 
 func (f valFigures) line() string {
@@ -115,7 +121,7 @@ type labelled struct {
 // measure computes the figures from answers keyed by testdata-relative
 // path. Labels whose path is "other" count only in the pairs figure.
 func measure(labels []labelled, ans map[string]valAnswer) valFigures {
-	f := valFigures{m: confusion{}}
+	f := valFigures{m: confusion{}, byConf: map[Confidence][2]int{}}
 	seen := map[string]bool{}
 	for _, x := range labels {
 		rel := "validation/" + x.prod + "/" + x.l.File
@@ -132,6 +138,14 @@ func measure(labels []labelled, ans map[string]valAnswer) valFigures {
 		if want := Path(x.l.Path); x.l.Path != "other" && validPaths[want] {
 			f.pathTotal++
 			f.m.add(want, a.Path)
+			if a.Path != PathUnknown && a.Confidence != "" {
+				n := f.byConf[a.Confidence]
+				n[0]++
+				if a.Path == want {
+					n[1]++
+				}
+				f.byConf[a.Confidence] = n
+			}
 			if a.Path == want {
 				f.pathRight++
 			} else {
@@ -287,6 +301,11 @@ func TestValidation(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %s | %d/%d (%.1f%%) | %d/%d (%.1f%%) |\n", p, right, said, pct(right, said), right, total, pct(right, total))
 	}
+	b.WriteString("\nPath right by the verdict's `path_confidence`, after (texts with a path label answered with a known path; `unknown` answers are in the confusion matrix):\n\n| path_confidence | answered | right |\n|---|---:|---:|\n")
+	for _, cf := range []Confidence{ConfidenceHigh, ConfidenceMedium, ConfidenceLow} {
+		n := fa.byConf[cf]
+		fmt.Fprintf(&b, "| %s | %d | %d (%.1f%%) |\n", cf, n[0], n[1], pct(n[1], n[0]))
+	}
 	b.WriteString("\nConfusion matrix, after:\n\n")
 	b.WriteString(fa.m.markdown())
 	if before != nil {
@@ -300,6 +319,13 @@ func TestValidation(t *testing.T) {
 	t.Logf("after: %s", fa.line())
 	if before != nil {
 		t.Logf("before: %s", fb.line())
+	}
+	// path_confidence is calibrated when a higher confidence is right
+	// more often: a user who keeps only the high verdicts gets the most
+	// reliable ones.
+	hi, me, lo := fa.byConf[ConfidenceHigh], fa.byConf[ConfidenceMedium], fa.byConf[ConfidenceLow]
+	if pct(hi[1], hi[0]) < pct(me[1], me[0]) || pct(me[1], me[0]) < pct(lo[1], lo[0]) {
+		t.Errorf("path_confidence is not calibrated on the validation set: high %d/%d, medium %d/%d, low %d/%d right", hi[1], hi[0], me[1], me[0], lo[1], lo[0])
 	}
 	if *update {
 		golden(t, "validation.md", b.String())
