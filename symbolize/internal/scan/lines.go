@@ -19,10 +19,17 @@ type lineInfo struct {
 }
 
 // normalizeLine strips the transport damage of §2 from one physical line:
-// trailing CR, Markdown quote markers, code fences, K8s/CI/syslog/dmesg
-// timestamp prefixes and the Doris console `RuntimeLogger ` prefix. It
-// keeps leading whitespace (it carries meaning in frame lines).
+// a UTF-8 byte order mark, trailing CR, Markdown quote markers, code
+// fences, K8s/CI/syslog/dmesg timestamp prefixes and the Doris console
+// `RuntimeLogger ` prefix. It keeps leading whitespace (it carries meaning
+// in frame lines).
 func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
+	if len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
+		// A byte order mark: Windows editors write one at the start of
+		// a file saved as UTF-8, and `cat` of such files puts one at the
+		// start of a line. It is no text and no paste prefix.
+		b = b[3:]
+	}
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
 	}
