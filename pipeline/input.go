@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,14 @@ const (
 	SkipArchive SkipReason = "archive"
 	// SkipNoCores: an ELF core given where cores are not accepted.
 	SkipNoCores SkipReason = "core-not-accepted"
+	// SkipNotLogName: a directory given holds no file a walk reads, only
+	// files whose extension says they are no crash text (IsLogName); the
+	// SkipError names how many of each extension.
+	SkipNotLogName SkipReason = "not-log-name"
+	// SkipSymlink: a symbolic link met in a directory walk that is not
+	// followed: its target is missing, or it is a directory (a walk does
+	// not follow links to directories, which may loop).
+	SkipSymlink SkipReason = "symlink"
 )
 
 // SkipError reports a skipped input. errors.Is(err, ErrSkipped) holds.
@@ -413,6 +422,16 @@ const holeNULs = 8
 // entries (".git") and files that are not crash text by their extension
 // (.json, .md, .go, .yaml, …; see IsLogName). A path that is a file is
 // yielded whatever its name. "-" is yielded as is (standard input).
+//
+// Symbolic links: a path given (a file or a directory) is followed. In a
+// walk, a link to a regular file is read under the link's name (the logs
+// of /var/log/containers are links into /var/log/pods); a link to a
+// directory is not followed (links may loop) and a link whose target is
+// missing is not read: both are yielded as *SkipError (SkipSymlink). When
+// a directory given holds no file to read but files left out by their
+// extension, one *SkipError (SkipNotLogName) says how many of each, so
+// that a folder of `ticket.md` files does not end in silence.
+//
 // Errors (a missing path, an unreadable directory) are yielded as
 // *InputError and the walk goes on.
 func Files(ctx context.Context, paths ...string) iter.Seq2[string, error] {
@@ -441,30 +460,12 @@ func Files(ctx context.Context, paths ...string) iter.Seq2[string, error] {
 				}
 				continue
 			}
-			var files []string
-			var errs []error
-			filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-				if err != nil {
-					errs = append(errs, inputError(path, err))
-					return nil
-				}
-				if path != p && strings.HasPrefix(d.Name(), ".") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if d.Type().IsRegular() && IsLogName(d.Name()) {
-					files = append(files, path)
-				}
-				return ctx.Err()
-			})
+			files, errs := walkDir(ctx, p)
 			for _, e := range errs {
 				if !yield("", e) {
 					return
 				}
 			}
-			slices.Sort(files)
 			for _, f := range files {
 				if !yield(f, nil) {
 					return
@@ -472,6 +473,91 @@ func Files(ctx context.Context, paths ...string) iter.Seq2[string, error] {
 			}
 		}
 	}
+}
+
+// walkDir lists the crash-text files under the directory p (Files), sorted,
+// and the errors and skips met, in the order met.
+func walkDir(ctx context.Context, p string) ([]string, []error) {
+	var files []string
+	var errs []error
+	// WalkDir does not descend into a root that is itself a link: walk its
+	// target and give the files under the name p.
+	root := p
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+		root = real
+	}
+	named := func(path string) string {
+		if root == p {
+			return path
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return path
+		}
+		return filepath.Join(p, rel)
+	}
+	notLog := map[string]int{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, inputError(named(path), err))
+			return nil
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		typ := d.Type()
+		if typ&fs.ModeSymlink != 0 {
+			st, err := os.Stat(path)
+			switch {
+			case err != nil:
+				errs = append(errs, &SkipError{Name: named(path), Reason: SkipSymlink, Detail: "symbolic link whose target cannot be read (" + linkTarget(path) + "): " + err.Error()})
+				return nil
+			case st.IsDir():
+				errs = append(errs, &SkipError{Name: named(path), Reason: SkipSymlink, Detail: "symbolic link to a directory (" + linkTarget(path) + "), not followed in a walk: name it to read it"})
+				return nil
+			}
+			typ = st.Mode().Type()
+		}
+		if typ.IsRegular() {
+			if IsLogName(d.Name()) {
+				files = append(files, named(path))
+			} else {
+				notLog[logExt(d.Name())]++
+			}
+		}
+		return ctx.Err()
+	})
+	slices.Sort(files)
+	if len(files) == 0 && len(notLog) > 0 {
+		n := 0
+		var parts []string
+		for _, ext := range slices.Sorted(maps.Keys(notLog)) {
+			n += notLog[ext]
+			parts = append(parts, fmt.Sprintf("%s %d", ext, notLog[ext]))
+		}
+		errs = append(errs, &SkipError{Name: p, Reason: SkipNotLogName, Detail: fmt.Sprintf("%d file(s) not read by their extension (%s): they are notes, labels or sources beside logs; name a file to read it", n, strings.Join(parts, ", "))})
+	}
+	return files, errs
+}
+
+// linkTarget is the target a symbolic link names, as written, or "?".
+func linkTarget(path string) string {
+	t, err := os.Readlink(path)
+	if err != nil {
+		return "?"
+	}
+	return t
+}
+
+// logExt is the extension IsLogName judges name by.
+func logExt(name string) string {
+	for _, z := range []string{".gz", ".zst", ".xz", ".bz2"} {
+		name = strings.TrimSuffix(name, z)
+	}
+	return filepath.Ext(name)
 }
 
 // notLogExt are extensions of files that sit beside logs in a directory
@@ -482,8 +568,5 @@ var notLogExt = []string{".jsonl", ".json", ".md", ".go", ".sh", ".py", ".yaml",
 // crash text (or a core), judged by its extension after a compression
 // suffix. Files named explicitly are always read.
 func IsLogName(name string) bool {
-	for _, z := range []string{".gz", ".zst", ".xz", ".bz2"} {
-		name = strings.TrimSuffix(name, z)
-	}
-	return !slices.Contains(notLogExt, filepath.Ext(name))
+	return !slices.Contains(notLogExt, logExt(name))
 }

@@ -217,3 +217,77 @@ func FuzzNewInput(f *testing.F) {
 		io.Copy(io.Discard, io.LimitReader(in.Reader(), 1<<20))
 	})
 }
+
+// TestFilesSymlinks: in a walk, a link to a file is read under the link's
+// name (the /var/log/containers layout), a link to a directory and a
+// dangling link are skipped with a reason, and a directory given as a
+// link is walked under the name given.
+func TestFilesSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	pods := filepath.Join(dir, "pods", "be-0")
+	require.NoError(t, os.MkdirAll(pods, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pods, "0.log"), []byte("x\n"), 0o644))
+	containers := filepath.Join(dir, "containers")
+	require.NoError(t, os.MkdirAll(containers, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(pods, "0.log"), filepath.Join(containers, "be-0.log")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "gone.log"), filepath.Join(containers, "be-1.log")))
+	require.NoError(t, os.Symlink(pods, filepath.Join(containers, "pods-link")))
+	link := filepath.Join(dir, "containers-link")
+	require.NoError(t, os.Symlink(containers, link))
+
+	for _, root := range []string{containers, link} {
+		var got []string
+		var skips []*SkipError
+		for f, err := range Files(context.Background(), root) {
+			if err != nil {
+				var se *SkipError
+				require.ErrorAs(t, err, &se)
+				require.ErrorIs(t, err, ErrSkipped)
+				skips = append(skips, se)
+				continue
+			}
+			got = append(got, f)
+		}
+		assert.Equal(t, []string{filepath.Join(root, "be-0.log")}, got, root)
+		require.Len(t, skips, 2, root)
+		assert.Equal(t, filepath.Join(root, "be-1.log"), skips[0].Name)
+		assert.Equal(t, SkipSymlink, skips[0].Reason)
+		assert.Contains(t, skips[0].Detail, "target cannot be read")
+		assert.Equal(t, filepath.Join(root, "pods-link"), skips[1].Name)
+		assert.Contains(t, skips[1].Detail, "link to a directory")
+	}
+}
+
+// TestFilesOnlyNotLogNames: a directory that holds only files left out by
+// their extension says so instead of yielding nothing; one that holds a
+// log too yields the log alone.
+func TestFilesOnlyNotLogNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"ticket.md", "notes.md", "dump.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644))
+	}
+	var errs []error
+	n := 0
+	for _, err := range Files(context.Background(), dir) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	assert.Zero(t, n)
+	require.Len(t, errs, 1)
+	var se *SkipError
+	require.ErrorAs(t, errs[0], &se)
+	assert.Equal(t, SkipNotLogName, se.Reason)
+	assert.Equal(t, dir, se.Name)
+	assert.Contains(t, se.Detail, "3 file(s) not read by their extension (.json 1, .md 2)")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.out"), []byte("x\n"), 0o644))
+	var got []string
+	for f, err := range Files(context.Background(), dir) {
+		require.NoError(t, err)
+		got = append(got, f)
+	}
+	assert.Equal(t, []string{filepath.Join(dir, "be.out")}, got)
+}
