@@ -205,10 +205,17 @@ func statusFor(ver Version, d *Defect) (Status, string, string) {
 			}
 		}
 	}
+	if in == nil && own == nil {
+		if f, ok := lineageFix(d, ver); ok {
+			return StatusFixed,
+				fmt.Sprintf("SHOULD ALREADY BE FIXED (likely, by lineage): %s was fixed in %s, the first release of branch %s, so the fix was on the main line when that branch was cut; branch %s was cut from the main line later and carries it, and this crash is from %s: unless your build is a fork without it, this is a regression, an incomplete fix or a different bug with the same stack; report it with this log", d.ID, f, f.ver.Branch(), ver.Branch(), ver),
+				fmt.Sprintf("status should-already-be-fixed: branch %s has no listed fix, but %s (%s) was on the main line before branch %s was cut, and branch %s was cut later", ver.Branch(), f.ver, lineageWhy(f), f.ver.Branch(), ver.Branch())
+		}
+	}
 	if in == nil {
 		return StatusVersionUnknown,
 			fmt.Sprintf("known defect %s, but the entry says nothing about branch %s: %s", d.ID, ver.Branch(), fixSummary(d)),
-			fmt.Sprintf("status version-unknown: %s is in no affected range (%s) and branch %s has no listed fix", ver, strings.Join(d.Affected, ", "), ver.Branch())
+			fmt.Sprintf("status version-unknown: %s and branch %s has no listed fix", noRange(ver, d), ver.Branch())
 	}
 	switch {
 	case own != nil:
@@ -247,4 +254,53 @@ func ownFix(d *Defect, ver Version, own fixOn, in *Range) (Status, string, strin
 	return StatusAffected,
 		fmt.Sprintf("known defect %s, affected %s, fixed in %s: upgrade to %s or later", d.ID, in.Text, own.ver, own.ver),
 		fmt.Sprintf("status affected: %s in range %q; fix on branch %s is %s", ver, in.Text, ver.Branch(), own.ver)
+}
+
+// lineageFix finds a fix that a version on a branch the entry says
+// nothing about inherits from the main line: a fix in the first release of
+// an earlier branch (X.Y.0, established, or likely by its trunk or branch
+// date) was on the main line when that branch was cut, and both products
+// cut their release branches from the main line in version order, so every
+// later branch carries it. Not when only a pick's opening date is known
+// (PickOnly), and not when the entry lists a fix released after .0 on a
+// branch later than the first one (that branch lacked it at its cut,
+// which the main line then did too: the lineage is contradicted).
+func lineageFix(d *Defect, ver Version) (fixOn, bool) {
+	if ver.Dev != "" || ver.Major == 0 && ver.Minor == 0 && ver.Patch == 0 {
+		return fixOn{}, false
+	}
+	fs := fixesOf(d)
+	for i, f := range fs {
+		if !earlierBranch(f.ver, ver) || f.ver.Patch != 0 || f.likely != nil && f.likely.PickOnly() {
+			continue
+		}
+		for _, g := range fs[i+1:] {
+			if earlierBranch(f.ver, g.ver) && g.ver.Patch != 0 {
+				return fixOn{}, false
+			}
+		}
+		return f, true
+	}
+	return fixOn{}, false
+}
+
+// earlierBranch reports whether a's release branch comes before b's.
+func earlierBranch(a, b Version) bool {
+	return a.Major < b.Major || a.Major == b.Major && a.Minor < b.Minor
+}
+
+// lineageWhy says how the fix of lineageFix is known.
+func lineageWhy(f fixOn) string {
+	if f.likely != nil {
+		return "likely: " + f.likely.Said()
+	}
+	return "established"
+}
+
+// noRange says that ver is in none of the entry's affected ranges.
+func noRange(ver Version, d *Defect) string {
+	if len(d.Affected) == 0 {
+		return "the entry lists no affected range"
+	}
+	return fmt.Sprintf("%s is in no affected range (%s)", ver, strings.Join(d.Affected, ", "))
 }

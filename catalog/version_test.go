@@ -251,3 +251,42 @@ func TestDefaultLineageValues(t *testing.T) {
 	}
 	assert.Greater(t, n, 40, "lineage entries found")
 }
+
+// TestStatusLineageLaterBranch: a branch the entry says nothing about
+// inherits a fix that was on the main line when an earlier branch was cut
+// (that branch's X.Y.0, established or likely by a trunk or branch date);
+// not a fix known only by a pick's opening date, nor one the entry itself
+// contradicts (a later branch needed a fix after its .0).
+func TestStatusLineageLaterBranch(t *testing.T) {
+	cases := []struct {
+		name    string
+		d       *Defect
+		version string
+		want    Status
+		advice  string
+	}{
+		{"established .0", &Defect{ID: "SR-1-a", Fixed: []string{"2.3.0"}}, "3.3.9", StatusFixed,
+			"SHOULD ALREADY BE FIXED (likely, by lineage): SR-1-a was fixed in 2.3.0, the first release of branch 2.3"},
+		{"trunk lineage", &Defect{ID: "SR-2-b", FixedLikely: []string{"2.3.0 (main 2022-05-31)"}}, "2.5.4", StatusFixed,
+			"branch 2.5 was cut from the main line later and carries it"},
+		{"branch date .0", &Defect{ID: "SR-3-c", FixedLikely: []string{"3.1.0 (2025-06-30)"}}, "4.0.2", StatusFixed,
+			"by lineage"},
+		{"pick only", &Defect{ID: "SR-4-d", FixedLikely: []string{"3.1.0 (branch PR 2025-06-26)"}}, "4.0.2", StatusVersionUnknown,
+			"the entry says nothing about branch 4.0"},
+		{"after .0 only", &Defect{ID: "SR-5-e", Fixed: []string{"3.3.9"}}, "3.5.1", StatusVersionUnknown,
+			"the entry says nothing about branch 3.5"},
+		{"contradicted", &Defect{ID: "SR-6-f", Fixed: []string{"3.0.0", "3.2.4"}}, "3.3.1", StatusVersionUnknown,
+			"the entry says nothing about branch 3.3"},
+		{"earlier branch", &Defect{ID: "SR-7-g", Fixed: []string{"2.3.0"}}, "2.2.7", StatusVersionUnknown,
+			"the entry says nothing about branch 2.2"},
+		{"listed affected", &Defect{ID: "SR-8-h", Fixed: []string{"2.3.0"}, Affected: []string{"3.3.0 - 3.3.4"}}, "3.3.2", StatusAffectedNoFix,
+			"affected 3.3.0 - 3.3.4, no fix known"},
+	}
+	for _, c := range cases {
+		reparseVersions(c.d)
+		st, adv, ev := statusFor(mustVersion(t, c.version), c.d)
+		assert.Equalf(t, c.want, st, "%s: %s / %s", c.name, adv, ev)
+		assert.Containsf(t, adv, c.advice, "%s", c.name)
+		assert.NotContainsf(t, ev, "()", "%s: evidence %s", c.name, ev)
+	}
+}
