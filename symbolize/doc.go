@@ -1,7 +1,8 @@
 // Package symbolize reads crashes of Apache Doris and StarRocks backends
 // and turns them into one model, Crash: from logs and pastes (Scanner,
 // ParseAll), from ELF core files (OpenCore), and with raw PCs resolved
-// against the backend binary or its debug file (OpenBinary, Frames).
+// against the backend binary or its debug file (OpenBinary,
+// SymbolizeInPlace).
 //
 // # The model
 //
@@ -27,7 +28,9 @@
 //     link prefixes; a line holding a whole collapsed dump is split at its
 //     frame and header markers, also a FATAL line whose dump follows on
 //     the same line; a boost frame hard-wrapped by a terminal is rejoined
-//     by a declarative table (each repair is recorded in Crash.Notes);
+//     by a declarative table (each repair that changes what a line
+//     says is recorded in Crash.Notes; line endings and a UTF-8 byte
+//     order mark are dropped silently);
 //  2. an idle pre-filter: ordinary glog lines — most of a be.out or
 //     be.INFO — are recognized without a regular expression and skipped
 //     unless they are FATAL or the startup version banner; any other line
@@ -112,7 +115,7 @@
 // OpenBinary maps an ELF file, finds its debug information (in the file,
 // an explicit debug file, .build-id under debug directories, or
 // .gnu_debuglink with CRC check) and resolves PCs to inline chains, lazily
-// per compile unit; Frames fills a parsed Crash in place. OpenCore reads
+// per compile unit; SymbolizeInPlace fills a parsed Crash in place. OpenCore reads
 // ELF core files (notes, memory, modules), unwinds every thread with CFI
 // from delve's pkg/dwarf/frame through signal frames, and returns the same
 // Crash model. SYMBOLIZER.md and CORES.md beside this file hold the design
