@@ -26,17 +26,26 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	title := fs.String("title", "", "page title (default \"Crash report\")")
 	generated := fs.String("generated", "", "show this generation time on the page (RFC 3339, or \"now\"); without it the page holds no wall-clock time")
 	maxSections := fs.Int("max-sections", 0, "give only the N most frequent buckets a section (0: all)")
-	threshold := fs.Float64("threshold", 0.8, "list similar buckets whose frames score at least this similarity (0 disables)")
+	threshold := fs.Float64("threshold", 0.8, thresholdUsage)
 	var pf pipelineFlags
-	pf.register(fs)
+	pf.registerInput(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig report [-o FILE] [--title T] [--generated TIME|now] [--max-sections N] [pipeline flags] PATH...")
-		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json)")
+		fmt.Fprintln(stderr, "usage: crashsig report [-o FILE] [--title T] [--generated TIME|now] [--max-sections N] [input flags of classify] PATH...")
+		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json), compressed or not")
+		fmt.Fprintln(stderr, exitStatusText)
 		fs.PrintDefaults()
 	}
 	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
+	}
+	if err := checkThreshold(*threshold); err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitUsage
+	}
+	if *maxSections < 0 {
+		fmt.Fprintf(stderr, "crashsig: --max-sections %d: want 0 (all) or more\n", *maxSections)
+		return exitUsage
 	}
 	opts := report.Options{Title: *title, MaxSections: *maxSections}
 	switch *generated {
@@ -73,9 +82,8 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	col := report.NewCollector()
 	if len(logs) > 0 {
-		pf.noSystemDebug = pf.noSystemDebug || len(pf.binaries) == 0
 		var prog pipeline.Progress
-		p, code, err := pf.open(ctx, stderr, &prog)
+		p, code, err := pf.open(ctx, stderr, &prog, logs)
 		if err != nil {
 			fmt.Fprintf(stderr, "crashsig: %v\n", err)
 			return code
