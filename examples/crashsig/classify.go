@@ -39,12 +39,14 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return code
 	}
 	defer p.Close()
+	st := runStatus{stderr: stderr}
+	inputs := screenInputs(paths, stdin, &st)
+	defer inputs.Close()
 	stop := startProgress(stderr, &prog)
 	out := newOutput(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	st := runStatus{stderr: stderr}
-	for res, err := range p.Run(ctx, stdin, paths...) {
+	for res, err := range p.Run(ctx, inputs.stdin, inputs.paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {
 				break

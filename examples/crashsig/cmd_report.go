@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -65,12 +63,13 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var fromFiles []report.Bucket
 	var logs []string
 	var in io.Reader = stdin
+	closeStdin := func() error { return nil }
+	defer func() { closeStdin() }()
 	for _, path := range paths {
-		bs, isBuckets, err := readBucketsFile(path, &in)
+		bs, isBuckets, err := readBucketsFile(path, &in, &closeStdin)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "crashsig: %s: %v\n", path, err)
-			st.failed = true
+			st.report(ctx, err)
 		case isBuckets:
 			fromFiles = append(fromFiles, bs...)
 			for _, b := range bs {
@@ -133,47 +132,38 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return st.code()
 }
 
-// readBucketsFile reads path as a buckets JSON Lines file when its content
-// is one; isBuckets is false (and nothing consumed) otherwise. For "-" the
-// standard input is peeked at and *stdin replaced by a reader that still
-// holds what was peeked.
-func readBucketsFile(path string, stdin *io.Reader) (bs []report.Bucket, isBuckets bool, err error) {
+// readBucketsFile reads path as a buckets JSON Lines file when its
+// decompressed content is one (gzip, zstd, xz or bzip2 on disk or on
+// stdin, as the pipeline reads them); isBuckets is false otherwise. For
+// "-" *stdin is replaced by a reader of the decompressed standard input
+// that still holds what was peeked, and *closer set to release it.
+// crashsig's other JSON Lines output (classify --json) is refused with
+// errOwnOutput.
+func readBucketsFile(path string, stdin *io.Reader, closer *func() error) (bs []report.Bucket, isBuckets bool, err error) {
+	if path == "-" && *stdin == nil {
+		return nil, false, nil
+	}
+	in, br, head, err := peekInput(path, *stdin)
+	switch {
+	case err != nil && path == "-":
+		return nil, false, err
+	case err != nil || in == nil:
+		return nil, false, nil // the pipeline says why, or walks the directory
+	}
 	if path == "-" {
-		if *stdin == nil {
-			return nil, false, nil
-		}
-		br := bufio.NewReaderSize(*stdin, 64<<10)
-		*stdin = br
-		head, _ := br.Peek(4096)
-		if !report.LooksLikeBuckets(head) {
-			return nil, false, nil
-		}
+		*stdin, *closer = br, in.Close
+	} else {
+		defer in.Close()
+	}
+	switch {
+	case report.LooksLikeBuckets(head):
 		bs, err = report.ReadBuckets(br)
-		return bs, true, err
-	}
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, false, nil // the pipeline names the error or walks the directory
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, nil
-	}
-	defer f.Close()
-	// A gzip-compressed buckets file (buckets.jsonl.gz) is one too.
-	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
-	if magic, _ := r.(*bufio.Reader).Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, false, nil
+			err = fmt.Errorf("%s: %w", path, err)
 		}
-		defer zr.Close()
-		r = bufio.NewReaderSize(zr, 64<<10)
+		return bs, true, err
+	case looksLikeOwnJSON(head):
+		return nil, false, &ownOutputError{name: path}
 	}
-	head, _ := r.(*bufio.Reader).Peek(4096)
-	if !report.LooksLikeBuckets(head) {
-		return nil, false, nil
-	}
-	bs, err = report.ReadBuckets(r)
-	return bs, true, err
+	return nil, false, nil
 }
