@@ -104,9 +104,18 @@ func printHuman(w io.Writer, r *pipeline.Result) {
 	}
 	if v := r.Classification; v != nil {
 		fmt.Fprintf(w, "  answer: %s\n", v.Advice)
-		where := string(v.Path)
+		// The path with its area and how sure the decision is (low: a
+		// guess from weak evidence; the JSON's path_evidence says why).
+		var about []string
 		if v.Area != "" {
-			where += " (" + v.Area + ")"
+			about = append(about, v.Area)
+		}
+		if v.PathConfidence != "" {
+			about = append(about, "confidence "+string(v.PathConfidence))
+		}
+		where := string(v.Path)
+		if len(about) > 0 {
+			where += " (" + strings.Join(about, "; ") + ")"
 		}
 		fmt.Fprintf(w, "  path:   %s\n", where)
 		if v.Defect != nil {

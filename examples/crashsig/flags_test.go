@@ -221,3 +221,21 @@ func TestExitCodeTable(t *testing.T) {
 	assert.Contains(t, help, "(classify, explain, buckets, report)")
 	assert.Contains(t, help, "bad flag value")
 }
+
+// TestPathConfidenceInText: the text output says how sure the path
+// decision is for every verdict, as the JSON's path_confidence does.
+func TestPathConfidenceInText(t *testing.T) {
+	code, out, errs := runCLI(t, "", "classify", "../../testdata/formats")
+	require.Equal(t, exitOK, code, errs)
+	code, js, errs := runCLI(t, "", "classify", "--json", "../../testdata/formats")
+	require.Equal(t, exitOK, code, errs)
+	paths := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "  path:   ") {
+			paths++
+			assert.Regexp(t, `; confidence (high|medium|low)\)$|\(confidence (high|medium|low)\)$`, l)
+		}
+	}
+	assert.Equal(t, strings.Count(js, `"path_confidence":`), paths)
+	assert.Contains(t, out, "path:   query (unplaced; confidence low)")
+}
