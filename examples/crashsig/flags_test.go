@@ -239,3 +239,18 @@ func TestPathConfidenceInText(t *testing.T) {
 	assert.Equal(t, strings.Count(js, `"path_confidence":`), paths)
 	assert.Contains(t, out, "path:   query (unplaced; confidence low)")
 }
+
+// TestExplainThreadAndSpan: explain names the crashing thread as classify
+// does (a pthread handle in hex, never its decimal value) and prints a
+// core's name without a line span.
+func TestExplainThreadAndSpan(t *testing.T) {
+	code, out, errs := runCLI(t, "", "explain", "../../testdata/corpus/starrocks/002-trash-sweep-rowsetmetapb-mergefrom.txt")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "thread: crashing thread 0x7f5335458700, 15 frames")
+	assert.NotContains(t, out, "139995352762112")
+
+	code, out, errs = runCLI(t, "", "explain", "../../testdata/core/cores/kern_fp.core.gz", "--no-host-files", "--no-system-debug-dir")
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, "../../testdata/core/cores/kern_fp.core.gz\n"), out[:min(len(out), 80)])
+	assert.NotContains(t, out, ":0-0")
+}
