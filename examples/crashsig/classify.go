@@ -15,18 +15,17 @@ import (
 const classifyUsage = `usage: crashsig classify [flags] PATH...
 PATH: files, directories (recursively), - for stdin; .gz, .zst, .xz and .bz2
 are read transparently; ELF cores are unwound; flags may come anywhere.
-Exit status: 0 crashes found, 1 an input could not be read (or output not
-written), 2 usage, 3 every input read and no crash found.`
+explain, buckets and report take the same input flags.`
 
 func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines, one pipeline.Result per incident (schema: pipeline/result.schema.json)")
 	var pf pipelineFlags
-	pf.register(fs)
-	pf.registerJobs(fs)
+	pf.registerInput(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, classifyUsage)
+		fmt.Fprintln(stderr, exitStatusText)
 		fs.PrintDefaults()
 	}
 	paths, code, ok := parsePaths(fs, args)
@@ -34,18 +33,20 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return code
 	}
 	var prog pipeline.Progress
-	p, code, err := pf.open(ctx, stderr, &prog)
+	p, code, err := pf.open(ctx, stderr, &prog, paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return code
 	}
 	defer p.Close()
+	st := runStatus{stderr: stderr}
+	inputs := screenInputs(paths, stdin, &st)
+	defer inputs.Close()
 	stop := startProgress(stderr, &prog)
 	out := newOutput(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	st := runStatus{stderr: stderr}
-	for res, err := range p.Run(ctx, stdin, paths...) {
+	for res, err := range p.Run(ctx, inputs.stdin, inputs.paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {
 				break
@@ -103,9 +104,18 @@ func printHuman(w io.Writer, r *pipeline.Result) {
 	}
 	if v := r.Classification; v != nil {
 		fmt.Fprintf(w, "  answer: %s\n", v.Advice)
-		where := string(v.Path)
+		// The path with its area and how sure the decision is (low: a
+		// guess from weak evidence; the JSON's path_evidence says why).
+		var about []string
 		if v.Area != "" {
-			where += " (" + v.Area + ")"
+			about = append(about, v.Area)
+		}
+		if v.PathConfidence != "" {
+			about = append(about, "confidence "+string(v.PathConfidence))
+		}
+		where := string(v.Path)
+		if len(about) > 0 {
+			where += " (" + strings.Join(about, "; ") + ")"
 		}
 		fmt.Fprintf(w, "  path:   %s\n", where)
 		if v.Defect != nil {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +29,24 @@ const (
 	exitUsage   = 2 // bad flags or arguments
 	exitNoCrash = 3 // every input was read and none held a crash
 )
+
+// exitStatusText is the exit-status paragraph of the usage of the commands
+// that classify inputs (classify, explain, buckets, report).
+const exitStatusText = `Exit status: 0 crashes found, 1 an input could not be read (or the output
+not written), 2 usage or a bad flag value (also a flag naming a file that
+cannot be used), 3 every input was read and none held a crash.`
+
+// thresholdUsage describes --threshold of buckets and report.
+const thresholdUsage = "list similar buckets whose frames score at least this similarity, 0 to 1 (0 disables)"
+
+// checkThreshold refuses a --threshold outside [0, 1]: a similarity score
+// lies in that range, so any other value would silently list all or none.
+func checkThreshold(v float64) error {
+	if !(v >= 0 && v <= 1) { // also NaN
+		return fmt.Errorf("--threshold %v: want a similarity from 0 to 1 (0 disables)", v)
+	}
+	return nil
+}
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -100,7 +121,10 @@ func (h *hexFlag) Set(s string) error {
 	return nil
 }
 
-// pipelineFlags are the flags of the commands that read crashes.
+// pipelineFlags are the flags of the commands that read crashes. Every
+// command that classifies inputs (classify, explain, buckets, report)
+// registers them all with registerInput, so that the same input gives the
+// same key whichever command reads it; core registers them without --jobs.
 type pipelineFlags struct {
 	sig           signatureFlags
 	catalogs      stringList
@@ -112,35 +136,49 @@ type pipelineFlags struct {
 	assumeVersion string
 	sysroot       string
 	noHostFiles   bool
-	maxCoreFrames int // set by the core command's --max-frames
-	jobs          int // inputs read at once (--jobs of classify and buckets; 0: one)
+	maxCoreFrames int  // set by the core command's --max-frames
+	jobs          int  // inputs read at once (--jobs)
+	hasJobs       bool // --jobs was registered: jobs must be ≥ 1
+}
+
+// registerInput adds the flags of every command that classifies inputs:
+// those of register and --jobs.
+func (f *pipelineFlags) registerInput(fs *flag.FlagSet) {
+	f.register(fs)
+	f.registerJobs(fs)
 }
 
 // registerJobs adds --jobs (default GOMAXPROCS): how many inputs are read
 // at once. The output is the same whatever it is.
 func (f *pipelineFlags) registerJobs(fs *flag.FlagSet) {
-	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "read up to N inputs at once (output in input order, the same for any N)")
+	fs.IntVar(&f.jobs, "jobs", runtime.GOMAXPROCS(0), "read up to N inputs at once, N ≥ 1 (output in input order, the same for any N)")
+	f.hasJobs = true
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	f.sig.register(fs)
 	fs.Var(&f.catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
-	fs.Var(&f.binaries, "binary", "backend binary (or shared library) to symbolize raw PCs and cores with (repeatable)")
+	fs.Var(&f.binaries, "binary", "backend binary (or shared library) to symbolize raw PCs and cores with, uncompressed (repeatable)")
 	fs.Var(&f.debugDirs, "debug-dir", "directory of separate debug files (.build-id/xx/rest.debug, debuglink), searched before /usr/lib/debug (repeatable)")
 	fs.BoolVar(&f.noSystemDebug, "no-system-debug-dir", false, "do not search /usr/lib/debug")
 	fs.Var(&f.bias, "bias", "load bias (hex) of the first --binary, subtracted from absolute PCs of a PIE (default: recovered from the crash)")
-	fs.Var(&f.versionOf, "version-of", "SOURCE=VERSION: the version of the crashes in SOURCE (a file or directory as named) when they do not print one (repeatable)")
+	fs.Var(&f.versionOf, "version-of", "SOURCE=VERSION: the version of the crashes in SOURCE (a file or directory, relative or absolute) when they do not print one (repeatable)")
 	fs.StringVar(&f.assumeVersion, "assume-version", "", "the version of every crash that does not print one (after --version-of)")
 	fs.StringVar(&f.sysroot, "sysroot", "", "prefix for the library paths recorded in cores (as gdb's set sysroot)")
 	fs.BoolVar(&f.noHostFiles, "no-host-files", false, "do not open the library paths recorded in cores on this machine (core from another host)")
 }
 
-// open builds the pipeline the flags describe. Errors are usage errors
-// (bad flag values) or input errors (a binary or catalog that cannot be
-// read); code says which.
-func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pipeline.Progress) (*pipeline.Pipeline, int, error) {
-	if f.jobs < 0 {
+// open builds the pipeline the flags describe for the inputs paths. Bad
+// flag values, including a flag naming a file that cannot be used
+// (--catalog, --rules, --binary), are usage errors (exitUsage); code says
+// which. A --version-of entry that names none of paths is warned about on
+// stderr.
+func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pipeline.Progress, paths []string) (*pipeline.Pipeline, int, error) {
+	if f.hasJobs && f.jobs < 1 {
 		return nil, exitUsage, fmt.Errorf("--jobs %d: want 1 or more", f.jobs)
+	}
+	if f.maxCoreFrames < 0 {
+		return nil, exitUsage, fmt.Errorf("--max-frames %d: want 1 or more (0: the default)", f.maxCoreFrames)
 	}
 	gen, err := f.sig.generator()
 	if err != nil {
@@ -148,18 +186,16 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 	}
 	cat, err := loadCatalog(ctx, f.catalogs)
 	if err != nil {
-		return nil, exitInput, err
+		return nil, exitUsage, fmt.Errorf("--catalog: %w", err)
 	}
-	versions := map[string]string{}
-	for _, kv := range f.versionOf {
-		src, ver, ok := strings.Cut(kv, "=")
-		if !ok || src == "" || ver == "" {
-			return nil, exitUsage, fmt.Errorf("--version-of %q: want SOURCE=VERSION", kv)
+	for _, b := range f.binaries {
+		if err := checkBinaryFile(b); err != nil {
+			return nil, exitUsage, fmt.Errorf("--binary: %w", err)
 		}
-		if _, err := catalog.ParseVersion(ver); err != nil {
-			return nil, exitUsage, fmt.Errorf("--version-of %q: %w", kv, err)
-		}
-		versions[src] = ver
+	}
+	versions, err := versionMap(f.versionOf, paths, stderr)
+	if err != nil {
+		return nil, exitUsage, err
 	}
 	if f.assumeVersion != "" {
 		if _, err := catalog.ParseVersion(f.assumeVersion); err != nil {
@@ -179,7 +215,11 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 		IdleFlush: symbolize.DefaultFollowIdleTimeout,
 	})
 	if err != nil {
-		return nil, exitInput, err
+		if ctx.Err() != nil {
+			return nil, exitInput, err
+		}
+		// pipeline.New fails on a --binary it cannot open.
+		return nil, exitUsage, fmt.Errorf("--binary: %w", err)
 	}
 	for _, n := range cat.Notes() {
 		fmt.Fprintf(stderr, "crashsig: catalog: %s\n", n)
@@ -188,6 +228,84 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 		fmt.Fprintf(stderr, "crashsig: warning: %s\n", w)
 	}
 	return p, 0, nil
+}
+
+// versionMap checks the --version-of entries and returns them keyed as
+// the pipeline names sources. An entry matches an input when it names the
+// same file or directory (compared as cleaned absolute paths, so that
+// /abs/logs/be.out matches the input logs/be.out), a file or directory
+// under an input directory, or a directory holding an input; it is then
+// also keyed by the input's own spelling. An entry that matches no input
+// is kept and warned about on stderr.
+func versionMap(entries, paths []string, stderr io.Writer) (map[string]string, error) {
+	versions := map[string]string{}
+	type respelling struct {
+		key, ver string
+		depth    int // path length of the entry: the most specific wins
+	}
+	var extra []respelling
+	for _, kv := range entries {
+		src, ver, ok := strings.Cut(kv, "=")
+		if !ok || src == "" || ver == "" {
+			return nil, fmt.Errorf("--version-of %q: want SOURCE=VERSION", kv)
+		}
+		if _, err := catalog.ParseVersion(ver); err != nil {
+			return nil, fmt.Errorf("--version-of %q: %w", kv, err)
+		}
+		versions[src] = ver
+		matched := false
+		for _, in := range paths {
+			key, ok := matchSource(src, in)
+			if !ok {
+				continue
+			}
+			matched = true
+			if key != src {
+				abs, _ := filepath.Abs(src)
+				extra = append(extra, respelling{key, ver, len(abs)})
+			}
+		}
+		if !matched {
+			fmt.Fprintf(stderr, "crashsig: warning: --version-of %s: matches no input (inputs: %s)\n", src, strings.Join(paths, " "))
+		}
+	}
+	// Entries as given win over the respellings, and a more specific
+	// entry over a directory holding it.
+	sort.SliceStable(extra, func(i, j int) bool { return extra[i].depth > extra[j].depth })
+	for _, e := range extra {
+		if _, ok := versions[e.key]; !ok {
+			versions[e.key] = e.ver
+		}
+	}
+	return versions, nil
+}
+
+// matchSource reports whether the --version-of source src concerns the
+// input in, and the key under which the pipeline will see it: in itself
+// when src is in or a directory holding it, in joined with the rest of
+// src when src lies under the input directory in.
+func matchSource(src, in string) (string, bool) {
+	if src == in {
+		return src, true
+	}
+	if in == "-" || src == "-" {
+		return "", false
+	}
+	as, err1 := filepath.Abs(src)
+	ai, err2 := filepath.Abs(in)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	if as == ai {
+		return in, true
+	}
+	if rel, err := filepath.Rel(as, ai); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return in, true // src is a directory holding the input
+	}
+	if rel, err := filepath.Rel(ai, as); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.Join(in, rel), true // src lies under the input directory
+	}
+	return "", false
 }
 
 // runStatus accumulates what a command that reads inputs saw, and turns it
@@ -306,4 +424,42 @@ func startProgress(stderr io.Writer, p *pipeline.Progress) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// errCompressedBinary is matched (errors.Is) by the error for a --binary
+// or --debug-file that is a compressed file: a binary is read in place,
+// with random access, so it must be decompressed first.
+var errCompressedBinary = errors.New("a binary is read in place and must be decompressed first")
+
+// compressionOf names the compression format whose magic head starts
+// with ("gzip", "zstd", "xz", "bzip2"), or "".
+func compressionOf(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip"
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return "xz"
+	case len(head) >= 4 && bytes.HasPrefix(head, []byte("BZh")) && head[3] >= '1' && head[3] <= '9':
+		return "bzip2"
+	}
+	return ""
+}
+
+// checkBinaryFile refuses a compressed binary with an error matching
+// errCompressedBinary. Other problems (a missing file, not ELF) are left
+// to the binary reader, which names them.
+func checkBinaryFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 6)
+	n, _ := io.ReadFull(f, head)
+	if c := compressionOf(head[:n]); c != "" {
+		return fmt.Errorf("%s: a %s-compressed file: %w", path, c, errCompressedBinary)
+	}
+	return nil
 }

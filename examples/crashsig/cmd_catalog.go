@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +30,9 @@ func loadCatalog(ctx context.Context, files []string) (*catalog.Catalog, error) 
 	}
 	parsed, err := catalog.ReadFiles(ctx, files...)
 	if err != nil {
+		if es, ok := err.(catalog.Errors); ok {
+			return nil, tidyCatalogErrors(es)
+		}
 		return nil, err
 	}
 	return catalog.Merge(base, parsed...)
@@ -55,10 +60,13 @@ func cmdCatalog(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 func catalogUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: crashsig catalog lint [--over-default] [--root DIR | --no-tests] [FILE...]")
+	fmt.Fprintln(w, "usage: crashsig catalog lint [--over-default] [--root DIR | --no-tests] [-v] [FILE...]")
 	fmt.Fprintln(w, "       crashsig catalog show [--catalog FILE]... [--paths] [--json]")
 	fmt.Fprintln(w, "lint with no FILE lints the embedded default catalog; inside the crashsig repository")
-	fmt.Fprintln(w, "(or with --root) it also checks that every defect's test logs exist and match it.")
+	fmt.Fprintln(w, "(or with --root) it also checks that every defect's test logs exist and match it;")
+	fmt.Fprintln(w, "-v lists every defect matched only by the log it was written from (default: a count).")
+	fmt.Fprintln(w, "Exit status: 0 no problem (lint) or the catalog shown, 1 a problem or a file that")
+	fmt.Fprintln(w, "failed to load, 2 usage. `crashsig catalog lint -h` lists lint's flags.")
 }
 
 func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -68,6 +76,10 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	noTests := fs.Bool("no-tests", false, "do not check the defects' test logs")
 	overDefault := fs.Bool("over-default", false, "lint the files as a user catalog laid over the embedded default (ids may override)")
 	verbose := fs.Bool("v", false, "list every defect matched only by the log it was written from (default: one count line)")
+	fs.Usage = func() {
+		catalogUsage(stderr)
+		fs.PrintDefaults()
+	}
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -84,6 +96,7 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	var errs catalog.Errors
 	var files []*catalog.File
+	var failed []string // files that could not be loaded
 	if *overDefault {
 		base, err := catalog.Default()
 		if err != nil {
@@ -100,9 +113,17 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		files = def
 		errs = append(errs, catalog.Lint(ctx, files, opts)...)
 	} else {
-		var e catalog.Errors
-		e, files = catalog.LintFiles(ctx, pos, opts)
-		errs = append(errs, e...)
+		// catalog.LintFiles, keeping which files failed to load.
+		for _, p := range pos {
+			fl, err := catalog.ReadFiles(ctx, p)
+			if err != nil {
+				errs = append(errs, tidyCatalogErrors(asCatalogErrors(err))...)
+				failed = append(failed, p)
+				continue
+			}
+			files = append(files, fl...)
+		}
+		errs = append(errs, catalog.Lint(ctx, files, opts)...)
 	}
 	for _, e := range errs {
 		fmt.Fprintln(stdout, e)
@@ -138,12 +159,34 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(errs) > 0 {
 		status = fmt.Sprintf("%d problem(s)", len(errs))
 	}
-	fmt.Fprintf(stdout, "catalog revision %s, signature algorithm %s: %d file(s), %d path rule(s), %d defect(s), %s: %s\n",
-		strings.Join(sortedStrings(revs), "+"), signature.Algorithm, len(files), rules, defects, tests, status)
+	if len(failed) > 0 {
+		fmt.Fprintf(stdout, "%d of %d file(s) failed to load: %s: %d problem(s)\n", len(failed), len(pos), strings.Join(failed, ", "), len(errs))
+	}
+	if len(files) > 0 || len(failed) == 0 {
+		fmt.Fprintf(stdout, "catalog revision %s, signature algorithm %s: %d file(s), %d path rule(s), %d defect(s), %s: %s\n",
+			strings.Join(sortedStrings(revs), "+"), signature.Algorithm, len(files), rules, defects, tests, status)
+	}
 	if len(errs) > 0 {
 		return 1
 	}
 	return 0
+}
+
+// tidyCatalogErrors returns es with an I/O error that names the file
+// again ("x.yaml: open x.yaml: no such file") said once ("x.yaml: open: no
+// such file"); the errors still match the same sentinels.
+func tidyCatalogErrors(es catalog.Errors) catalog.Errors {
+	out := make(catalog.Errors, len(es))
+	for i, e := range es {
+		var pe *iofs.PathError
+		if errors.As(e.Err, &pe) && pe.Path == e.File {
+			c := *e
+			c.Msg = pe.Op + ": " + pe.Err.Error()
+			e = &c
+		}
+		out[i] = e
+	}
+	return out
 }
 
 func asCatalogErrors(err error) catalog.Errors {
@@ -202,6 +245,10 @@ func catalogShow(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&files, "catalog", "catalog `FILE` merged over the embedded default (repeatable)")
 	paths := fs.Bool("paths", false, "list the path rules instead of the defects")
 	asJSON := fs.Bool("json", false, "print JSON Lines")
+	fs.Usage = func() {
+		catalogUsage(stderr)
+		fs.PrintDefaults()
+	}
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

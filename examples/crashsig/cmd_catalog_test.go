@@ -48,6 +48,27 @@ func TestCatalogLintBadFile(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "unknown-field.yaml:9: defects[0].titel: unknown field") || !strings.Contains(out, "1 problem(s)") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
+	// The summary says the file failed to load, not "catalog revision , …".
+	assert.Contains(t, out, "1 of 1 file(s) failed to load: "+bad+": 1 problem(s)")
+	assert.NotContains(t, out, "catalog revision ")
+
+	// A missing file is named once; a good file beside it is still summed up.
+	missing := filepath.Join(t.TempDir(), "nonexist.yaml")
+	code, out, _ = runCatalog(t, "lint", "--no-tests", missing)
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, out, "open "+missing, "the path once per line")
+	assert.Contains(t, out, missing+": open: no such file or directory")
+	code, out, _ = runCatalog(t, "lint", "--no-tests", "--over-default", missing, "../../catalog/data/paths.yaml")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "1 of 2 file(s) failed to load: "+missing)
+	assert.Contains(t, out, "catalog revision ", "the file that loaded is summed up")
+
+	// -v, which the warning line names, is in the usage.
+	_, usage, _ := runCatalog(t, "-h")
+	assert.Contains(t, usage, "[-v]")
+	code, _, errs := runCatalog(t, "lint", "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, errs, "  -v\t")
 }
 
 func TestCatalogLintTestLogs(t *testing.T) {

@@ -24,7 +24,8 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxFrames := fs.Int("max-frames", 0, "frames per thread before a stack is cut (default 512)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crashsig core CORE [--binary FILE]... [--debug-dir DIR]... [--sysroot DIR] [--no-host-files] [--json]")
-		fmt.Fprintln(stderr, "Exit status: 0 the core was read, 1 it could not be (or output not written), 2 usage.")
+		fmt.Fprintln(stderr, "CORE may be compressed (.gz, .zst, .xz, .bz2); a --binary may not (it is read in place).")
+		fmt.Fprintln(stderr, "Exit status: 0 the core was read, 1 it could not be (or output not written), 2 usage or a bad flag value.")
 		fs.PrintDefaults()
 	}
 	pos, code, ok := parseFlags(fs, args)
@@ -35,18 +36,52 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fs.Usage()
 		return exitUsage
 	}
+	if *maxFrames < 0 {
+		fmt.Fprintf(stderr, "crashsig: --max-frames %d: want 1 or more (0: the default)\n", *maxFrames)
+		return exitUsage
+	}
+	for _, b := range pf.binaries {
+		if err := checkBinaryFile(b); err != nil {
+			fmt.Fprintf(stderr, "crashsig: --binary: %v\n", err)
+			return exitUsage
+		}
+	}
+	// The core is opened as classify opens it: .gz, .zst, .xz and .bz2
+	// cores are decompressed to a temporary file (removed on return).
+	in, err := pipeline.OpenFile(ctx, pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitInput
+	}
+	defer in.Close()
+	if in.Kind != pipeline.ContentCore {
+		fmt.Fprintf(stderr, "crashsig: %s: not an ELF core file (crash logs are read by crashsig classify)\n", pos[0])
+		return exitInput
+	}
 	out := newOutput(stdout)
 	if *asJSON {
+		in.Close()
 		pf.maxCoreFrames = *maxFrames
-		p, code, err := pf.open(ctx, stderr, nil)
+		p, code, err := pf.open(ctx, stderr, nil, pos)
 		if err != nil {
 			fmt.Fprintf(stderr, "crashsig: %v\n", err)
 			return code
 		}
 		defer p.Close()
-		res, err := p.Core(ctx, pos[0])
-		if err != nil {
-			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		// Run reads the core as classify does (decompressing it), and
+		// names it as given.
+		var res *pipeline.Result
+		for r, err := range p.Run(ctx, nil, pos[0]) {
+			if err != nil {
+				fmt.Fprintf(stderr, "crashsig: %v\n", err)
+				return exitInput
+			}
+			if res == nil {
+				res = r
+			}
+		}
+		if res == nil {
+			fmt.Fprintf(stderr, "crashsig: %s: no crash read from the core\n", pos[0])
 			return exitInput
 		}
 		for _, w := range res.Warnings {
@@ -57,11 +92,16 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		enc.Encode(res)
 		return out.close(stderr, exitOK)
 	}
+	corePath, err := in.CorePath(ctx, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "crashsig: %s: %v\n", pos[0], err)
+		return exitInput
+	}
 	dirs := []string(pf.debugDirs)
 	if !pf.noSystemDebug {
 		dirs = append(dirs, pipeline.SystemDebugDirs()...)
 	}
-	c, err := symbolize.OpenCore(ctx, pos[0], symbolize.CoreOptions{
+	c, err := symbolize.OpenCore(ctx, corePath, symbolize.CoreOptions{
 		Binaries:     pf.binaries,
 		DebugDirs:    dirs,
 		Sysroot:      pf.sysroot,
@@ -69,10 +109,11 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		MaxFrames:    *maxFrames,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		fmt.Fprintf(stderr, "crashsig: %s: %v\n", pos[0], err)
 		return exitInput
 	}
 	defer c.Close()
+	c.Path = pos[0] // the name given, not a temporary copy's
 	cr, err := c.Crash(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %s: %v\n", pos[0], err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -26,17 +24,26 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	title := fs.String("title", "", "page title (default \"Crash report\")")
 	generated := fs.String("generated", "", "show this generation time on the page (RFC 3339, or \"now\"); without it the page holds no wall-clock time")
 	maxSections := fs.Int("max-sections", 0, "give only the N most frequent buckets a section (0: all)")
-	threshold := fs.Float64("threshold", 0.8, "list similar buckets whose frames score at least this similarity (0 disables)")
+	threshold := fs.Float64("threshold", 0.8, thresholdUsage)
 	var pf pipelineFlags
-	pf.register(fs)
+	pf.registerInput(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig report [-o FILE] [--title T] [--generated TIME|now] [--max-sections N] [pipeline flags] PATH...")
-		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json)")
+		fmt.Fprintln(stderr, "usage: crashsig report [-o FILE] [--title T] [--generated TIME|now] [--max-sections N] [input flags of classify] PATH...")
+		fmt.Fprintln(stderr, "  PATH: crash logs, directories, cores, - for stdin, or buckets JSON Lines (crashsig buckets --json), compressed or not")
+		fmt.Fprintln(stderr, exitStatusText)
 		fs.PrintDefaults()
 	}
 	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
+	}
+	if err := checkThreshold(*threshold); err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitUsage
+	}
+	if *maxSections < 0 {
+		fmt.Fprintf(stderr, "crashsig: --max-sections %d: want 0 (all) or more\n", *maxSections)
+		return exitUsage
 	}
 	opts := report.Options{Title: *title, MaxSections: *maxSections}
 	switch *generated {
@@ -56,12 +63,13 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var fromFiles []report.Bucket
 	var logs []string
 	var in io.Reader = stdin
+	closeStdin := func() error { return nil }
+	defer func() { closeStdin() }()
 	for _, path := range paths {
-		bs, isBuckets, err := readBucketsFile(path, &in)
+		bs, isBuckets, err := readBucketsFile(path, &in, &closeStdin)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "crashsig: %s: %v\n", path, err)
-			st.failed = true
+			st.report(ctx, err)
 		case isBuckets:
 			fromFiles = append(fromFiles, bs...)
 			for _, b := range bs {
@@ -73,9 +81,8 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	col := report.NewCollector()
 	if len(logs) > 0 {
-		pf.noSystemDebug = pf.noSystemDebug || len(pf.binaries) == 0
 		var prog pipeline.Progress
-		p, code, err := pf.open(ctx, stderr, &prog)
+		p, code, err := pf.open(ctx, stderr, &prog, logs)
 		if err != nil {
 			fmt.Fprintf(stderr, "crashsig: %v\n", err)
 			return code
@@ -125,47 +132,38 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return st.code()
 }
 
-// readBucketsFile reads path as a buckets JSON Lines file when its content
-// is one; isBuckets is false (and nothing consumed) otherwise. For "-" the
-// standard input is peeked at and *stdin replaced by a reader that still
-// holds what was peeked.
-func readBucketsFile(path string, stdin *io.Reader) (bs []report.Bucket, isBuckets bool, err error) {
+// readBucketsFile reads path as a buckets JSON Lines file when its
+// decompressed content is one (gzip, zstd, xz or bzip2 on disk or on
+// stdin, as the pipeline reads them); isBuckets is false otherwise. For
+// "-" *stdin is replaced by a reader of the decompressed standard input
+// that still holds what was peeked, and *closer set to release it.
+// crashsig's other JSON Lines output (classify --json) is refused with
+// errOwnOutput.
+func readBucketsFile(path string, stdin *io.Reader, closer *func() error) (bs []report.Bucket, isBuckets bool, err error) {
+	if path == "-" && *stdin == nil {
+		return nil, false, nil
+	}
+	in, br, head, err := peekInput(path, *stdin)
+	switch {
+	case err != nil && path == "-":
+		return nil, false, err
+	case err != nil || in == nil:
+		return nil, false, nil // the pipeline says why, or walks the directory
+	}
 	if path == "-" {
-		if *stdin == nil {
-			return nil, false, nil
-		}
-		br := bufio.NewReaderSize(*stdin, 64<<10)
-		*stdin = br
-		head, _ := br.Peek(4096)
-		if !report.LooksLikeBuckets(head) {
-			return nil, false, nil
-		}
+		*stdin, *closer = br, in.Close
+	} else {
+		defer in.Close()
+	}
+	switch {
+	case report.LooksLikeBuckets(head):
 		bs, err = report.ReadBuckets(br)
-		return bs, true, err
-	}
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, false, nil // the pipeline names the error or walks the directory
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, nil
-	}
-	defer f.Close()
-	// A gzip-compressed buckets file (buckets.jsonl.gz) is one too.
-	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
-	if magic, _ := r.(*bufio.Reader).Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, false, nil
+			err = fmt.Errorf("%s: %w", path, err)
 		}
-		defer zr.Close()
-		r = bufio.NewReaderSize(zr, 64<<10)
+		return bs, true, err
+	case looksLikeOwnJSON(head):
+		return nil, false, &ownOutputError{name: path}
 	}
-	head, _ := r.(*bufio.Reader).Peek(4096)
-	if !report.LooksLikeBuckets(head) {
-		return nil, false, nil
-	}
-	bs, err = report.ReadBuckets(r)
-	return bs, true, err
+	return nil, false, nil
 }

@@ -52,6 +52,16 @@ func TestReportCommand(t *testing.T) {
 	code, fromGzip, stderr := runCLI(t, "", "report", bfile+".gz")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, fromFile, fromGzip, "a gzip-compressed buckets file reads the same")
+	// ... also on stdin (gzip -c buckets.jsonl | crashsig report -): it is
+	// decompressed before it is told apart from crash logs.
+	code, fromGzipStdin, stderr := runCLI(t, gz.String(), "report", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fromFile, fromGzipStdin, "a gzip-compressed buckets stream reads the same")
+	// A gzip-compressed crash log on stdin is still read as crash logs.
+	gzLog := gzipBytes(t, mustRead(t, "../../testdata/formats/f2-glog04-preamble.txt"))
+	code, _, stderr = runCLI(t, string(gzLog), "report", "-", "-o", filepath.Join(dir, "log.html"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "1 crashes in 1 buckets")
 	// Same buckets, same ranking; the file lacks per-day counts and
 	// locations, so the pages differ there only.
 	rows := func(p string) string {

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
-	"runtime"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +20,8 @@ import (
 	"github.com/crashsig/crashsig/symbolize"
 )
 
-// signatureFlags are the flags explain and buckets share.
+// signatureFlags are the flags that change signature keys (part of
+// pipelineFlags).
 type signatureFlags struct {
 	rules  string
 	frames int
@@ -26,42 +29,48 @@ type signatureFlags struct {
 
 func (f *signatureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rules, "rules", "", "YAML rule file added to the default frame rules (see signature/rules/default.yaml)")
-	fs.IntVar(&f.frames, "frames", 0, "significant frames per key: frames neither mechanism nor generic (default "+strconv.Itoa(signature.DefaultFrames)+"; keys differ from the golden ones when changed)")
+	fs.IntVar(&f.frames, "frames", signature.DefaultFrames, "significant frames per key, N ≥ 1: frames neither mechanism nor generic (keys differ from the golden ones when changed)")
 }
 
+// generator builds the signature generator; its errors are bad flag
+// values.
 func (f *signatureFlags) generator() (*signature.Generator, error) {
+	if f.frames < 1 {
+		return nil, fmt.Errorf("--frames %d: want 1 or more", f.frames)
+	}
 	var opts signature.Options
 	opts.Frames = f.frames
 	if f.rules != "" {
 		fh, err := os.Open(f.rules)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--rules: %w", err)
 		}
 		defer fh.Close()
 		extra, err := signature.LoadRules(fh)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.rules, err)
+			return nil, fmt.Errorf("--rules: %s: %w", f.rules, err)
 		}
 		opts.ExtraRules = extra
 	}
 	return signature.NewGenerator(opts)
 }
 
-// eachResult runs a pipeline with the generator of sf over paths and
-// calls fn for each Result; it reports input errors like classify and
-// returns the run's status.
-func eachResult(ctx context.Context, sf signatureFlags, catalogs []string, jobs int, paths []string, stdin io.Reader, stderr io.Writer, fn func(r *pipeline.Result)) (*pipeline.Pipeline, runStatus, int) {
-	pf := pipelineFlags{sig: sf, catalogs: catalogs, noSystemDebug: true, jobs: jobs}
+// eachResult runs the pipeline pf describes over paths and calls fn for
+// each Result; it reports input errors like classify and returns the
+// run's status.
+func eachResult(ctx context.Context, pf *pipelineFlags, paths []string, stdin io.Reader, stderr io.Writer, fn func(r *pipeline.Result)) (*pipeline.Pipeline, runStatus, int) {
 	st := runStatus{stderr: stderr}
 	var prog pipeline.Progress
-	p, code, err := pf.open(ctx, stderr, &prog)
+	p, code, err := pf.open(ctx, stderr, &prog, paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return nil, st, code
 	}
+	inputs := screenInputs(paths, stdin, &st)
+	defer inputs.Close()
 	stop := startProgress(stderr, &prog)
 	defer stop()
-	for res, err := range p.Run(ctx, stdin, paths...) {
+	for res, err := range p.Run(ctx, inputs.stdin, inputs.paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {
 				break
@@ -89,10 +98,11 @@ func cmdExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines, one object per incident")
 	asTSV := fs.Bool("tsv", false, "print file, start line, algorithm, key, id as TSV (input of crashsig diff)")
-	var sf signatureFlags
-	sf.register(fs)
+	var pf pipelineFlags
+	pf.registerInput(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig explain [--json|--tsv] [--rules FILE] [--frames N] PATH...   (files, directories, - for stdin, compressed files, cores)")
+		fmt.Fprintln(stderr, "usage: crashsig explain [--json|--tsv] [--rules FILE] [--frames N] [input flags of classify] PATH...   (files, directories, - for stdin, compressed files, cores)")
+		fmt.Fprintln(stderr, exitStatusText)
 		fs.PrintDefaults()
 	}
 	paths, code, ok := parsePaths(fs, args)
@@ -103,7 +113,7 @@ func cmdExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	n := 0
-	p, st, code := eachResult(ctx, sf, nil, 1, paths, stdin, stderr, func(r *pipeline.Result) {
+	p, st, code := eachResult(ctx, &pf, paths, stdin, stderr, func(r *pipeline.Result) {
 		n++
 		c, s := r.Crash, *r.Signature
 		switch {
@@ -136,7 +146,10 @@ func tsvField(s string) string {
 
 func printExplain(w io.Writer, r *pipeline.Result) {
 	c, s := r.Crash, r.Signature
-	head := c.Source + ":" + strconv.Itoa(c.StartLine) + "-" + strconv.Itoa(c.EndLine)
+	head := c.Source // a core file has no lines
+	if c.EndLine > 0 {
+		head += ":" + strconv.Itoa(c.StartLine) + "-" + strconv.Itoa(c.EndLine)
+	}
 	if c.Product != "" {
 		head += "  " + string(c.Product)
 		if c.Version != "" {
@@ -154,7 +167,7 @@ func printExplain(w io.Writer, r *pipeline.Result) {
 	}
 	fmt.Fprintln(w, "  trace:")
 	for _, l := range s.Trace {
-		fmt.Fprintf(w, "    %s\n", l)
+		fmt.Fprintf(w, "    %s\n", traceThreadInHex(l, c.CrashingThread()))
 	}
 	if c.Kind == symbolize.KindThreadDump {
 		groups := r.ThreadGroups
@@ -173,6 +186,23 @@ func printExplain(w io.Writer, r *pipeline.Result) {
 	fmt.Fprintln(w)
 }
 
+// traceThreadInHex rewrites the trace line that names the crashing
+// thread by its id in decimal ("thread: crashing thread 139995352762112,
+// 15 frames", as package signature writes it) to name it as classify and
+// glog do (the pthread handle in hex, the kernel id as LWP n).
+func traceThreadInHex(line string, th *symbolize.Thread) string {
+	const prefix = "thread: crashing thread "
+	if th == nil || th.ID == 0 || !strings.HasPrefix(line, prefix) {
+		return line
+	}
+	dec := strconv.FormatInt(th.ID, 10)
+	rest, ok := strings.CutPrefix(line[len(prefix):], dec)
+	if !ok || (rest != "" && rest[0] != ',' && rest[0] != ' ') {
+		return line
+	}
+	return prefix + strings.TrimPrefix(threadLabel(th), "thread ") + rest
+}
+
 func firstN(s []string, n int) []string {
 	if len(s) > n {
 		return s[:n]
@@ -187,24 +217,26 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := flag.NewFlagSet("buckets", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines, one pipeline.Bucket per bucket (schema: pipeline/result.schema.json, $defs/bucket)")
-	threshold := fs.Float64("threshold", 0.8, "list similar buckets whose frames score at least this similarity (0 disables)")
+	threshold := fs.Float64("threshold", 0.8, thresholdUsage)
 	all := fs.Bool("all", false, "include thread dumps, terminations and leak reports (not crashes)")
-	var catalogs stringList
-	fs.Var(&catalogs, "catalog", "catalog YAML file merged over the embedded default (repeatable)")
-	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "read up to N inputs at once (the same buckets for any N)")
-	var sf signatureFlags
-	sf.register(fs)
+	var pf pipelineFlags
+	pf.registerInput(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... PATH...")
+		fmt.Fprintln(stderr, "usage: crashsig buckets [--json] [--threshold F] [--all] [--rules FILE] [--catalog FILE]... [input flags of classify] PATH...")
+		fmt.Fprintln(stderr, exitStatusText)
 		fs.PrintDefaults()
 	}
 	paths, code, ok := parsePaths(fs, args)
 	if !ok {
 		return code
 	}
+	if err := checkThreshold(*threshold); err != nil {
+		fmt.Fprintf(stderr, "crashsig: %v\n", err)
+		return exitUsage
+	}
 	b := pipeline.NewBucketer()
 	n := 0
-	p, st, code := eachResult(ctx, sf, catalogs, *jobs, paths, stdin, stderr, func(r *pipeline.Result) {
+	p, st, code := eachResult(ctx, &pf, paths, stdin, stderr, func(r *pipeline.Result) {
 		switch r.Kind {
 		case symbolize.KindThreadDump, symbolize.KindTermination, symbolize.KindLeak:
 			if !*all {
@@ -292,32 +324,163 @@ func readSigTSV(path string) (map[string]diffRow, []string, error) {
 	return rows, order, sc.Err()
 }
 
+const diffUsage = `usage: crashsig diff OLD NEW
+OLD and NEW are two signature TSV files (crashsig explain --tsv PATH..., or
+testdata/signature/golden.tsv), or two directories: their *.tsv files of the
+same relative name are compared, and a file on one side only is named.
+Prints the old and the new key of every incident (file:line) whose key
+changed, was added or was removed, then the counts.
+Exit status: 0 no difference, 1 the keys differ (or an input could not be
+read or is not a signature TSV; stderr says so), 2 usage.`
+
 // cmdDiff compares two signature TSV files (crashsig explain --tsv, or
-// testdata/signature/golden.tsv) incident by incident: the old and new
-// key of each changed incident. Exit status 1 when they differ.
+// testdata/signature/golden.tsv), or two directories of them, incident by
+// incident: the old and new key of each changed incident. Exit status 1
+// when they differ or an input cannot be read.
 func cmdDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, diffUsage) }
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) != 2 {
-		fmt.Fprintln(stderr, "usage: crashsig diff OLD.tsv NEW.tsv   (from crashsig explain --tsv PATH... or testdata/signature/golden.tsv)")
-		return 2
+		fs.Usage()
+		return exitUsage
 	}
-	old, oldOrder, err := readSigTSV(pos[0])
+	pairs, onlyOld, onlyNew, code, err := diffPairs(pos[0], pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
-	}
-	cur, curOrder, err := readSigTSV(pos[1])
-	if err != nil {
-		fmt.Fprintf(stderr, "crashsig: %v\n", err)
-		return 2
+		return code
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
+	var total diffCounts
+	for _, pr := range pairs {
+		old, oldOrder, err := readSigTSV(pr[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return exitInput
+		}
+		cur, curOrder, err := readSigTSV(pr[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return exitInput
+		}
+		total.add(diffTSV(w, old, oldOrder, cur, curOrder))
+	}
+	for _, f := range onlyOld {
+		fmt.Fprintf(w, "only in %s: %s\n", pos[0], f)
+	}
+	for _, f := range onlyNew {
+		fmt.Fprintf(w, "only in %s: %s\n", pos[1], f)
+	}
+	if len(pairs) != 1 || len(onlyOld)+len(onlyNew) > 0 {
+		fmt.Fprintf(w, "%d file(s) compared, %d file(s) only in old, %d file(s) only in new\n", len(pairs), len(onlyOld), len(onlyNew))
+	}
+	fmt.Fprintf(w, "%d unchanged, %d changed, %d only in old, %d only in new\n", total.same, total.changed, total.removed, total.added)
+	for _, a := range sortedSet(total.algs) {
+		fmt.Fprintf(w, "algorithm %s\n", a)
+	}
+	if total.changed+total.added+total.removed+len(onlyOld)+len(onlyNew) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// diffPairs returns the file pairs to compare for the arguments OLD and
+// NEW: the two files, or the *.tsv files of the same relative name under
+// two directories, and the relative names found on one side only. A
+// missing or unreadable argument is an input error; a file against a
+// directory is a usage error.
+func diffPairs(oldPath, newPath string) (pairs [][2]string, onlyOld, onlyNew []string, code int, err error) {
+	so, err := os.Stat(oldPath)
+	if err != nil {
+		return nil, nil, nil, exitInput, err
+	}
+	sn, err := os.Stat(newPath)
+	if err != nil {
+		return nil, nil, nil, exitInput, err
+	}
+	switch {
+	case !so.IsDir() && !sn.IsDir():
+		return [][2]string{{oldPath, newPath}}, nil, nil, 0, nil
+	case so.IsDir() != sn.IsDir():
+		return nil, nil, nil, exitUsage, fmt.Errorf("diff: %s and %s: want two files or two directories", oldPath, newPath)
+	}
+	of, err := tsvFiles(oldPath)
+	if err != nil {
+		return nil, nil, nil, exitInput, err
+	}
+	nf, err := tsvFiles(newPath)
+	if err != nil {
+		return nil, nil, nil, exitInput, err
+	}
+	for _, rel := range of {
+		if slices.Contains(nf, rel) {
+			pairs = append(pairs, [2]string{filepath.Join(oldPath, rel), filepath.Join(newPath, rel)})
+		} else {
+			onlyOld = append(onlyOld, rel)
+		}
+	}
+	for _, rel := range nf {
+		if !slices.Contains(of, rel) {
+			onlyNew = append(onlyNew, rel)
+		}
+	}
+	return pairs, onlyOld, onlyNew, 0, nil
+}
+
+// tsvFiles lists the *.tsv files under dir (recursively, hidden entries
+// skipped) by their path relative to dir, sorted.
+func tsvFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".tsv") {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// diffCounts sums what diffTSV found.
+type diffCounts struct {
+	changed, added, removed, same int
+	algs                          map[string]bool
+}
+
+func (c *diffCounts) add(o diffCounts) {
+	c.changed += o.changed
+	c.added += o.added
+	c.removed += o.removed
+	c.same += o.same
+	if c.algs == nil {
+		c.algs = map[string]bool{}
+	}
+	for a := range o.algs {
+		c.algs[a] = true
+	}
+}
+
+// diffTSV prints the incidents of two signature TSVs whose key changed,
+// appeared or disappeared, in location order.
+func diffTSV(w io.Writer, old map[string]diffRow, oldOrder []string, cur map[string]diffRow, curOrder []string) diffCounts {
 	locs := append([]string(nil), oldOrder...)
 	for _, l := range curOrder {
 		if _, ok := old[l]; !ok {
@@ -325,36 +488,28 @@ func cmdDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 	sort.Strings(locs)
-	changed, added, removed, same := 0, 0, 0, 0
-	algs := map[string]bool{}
+	c := diffCounts{algs: map[string]bool{}}
 	for _, l := range locs {
 		o, inOld := old[l]
 		n, inNew := cur[l]
 		switch {
 		case !inNew:
-			removed++
+			c.removed++
 			fmt.Fprintf(w, "%s\n  - %s\n", l, o.key)
 		case !inOld:
-			added++
+			c.added++
 			fmt.Fprintf(w, "%s\n  + %s\n", l, n.key)
 		case o.key != n.key:
-			changed++
+			c.changed++
 			fmt.Fprintf(w, "%s\n  - %s\n  + %s\n", l, o.key, n.key)
 		default:
-			same++
+			c.same++
 		}
 		if inOld && inNew && o.alg != n.alg {
-			algs[o.alg+" → "+n.alg] = true
+			c.algs[o.alg+" → "+n.alg] = true
 		}
 	}
-	fmt.Fprintf(w, "%d unchanged, %d changed, %d only in old, %d only in new\n", same, changed, removed, added)
-	for _, a := range sortedSet(algs) {
-		fmt.Fprintf(w, "algorithm %s\n", a)
-	}
-	if changed+added+removed > 0 {
-		return 1
-	}
-	return 0
+	return c
 }
 
 func sortedSet(m map[string]bool) []string {

@@ -35,13 +35,14 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	debugFile := fs.String("debug-file", "", "separate debug file (objcopy --only-keep-debug)")
 	fs.Var(&bias, "bias", "load bias (hex) subtracted from absolute PCs of a PIE")
 	retAddrs := fs.Bool("return-addresses", false, "addresses are return addresses from a stack: look up pc-1 (the call)")
-	fs.Bool("exact", true, "addresses are exact instruction addresses (the default; see --return-addresses)")
+	exact := fs.Bool("exact", true, "addresses are exact instruction addresses (the default); --exact=false is --return-addresses")
 	asJSON := fs.Bool("json", false, "print one JSON object per PC")
 	style := fs.String("style", "addr2line", "text style: addr2line (function, file:line) or llvm (function, file:line:col, blank line; raw names with -raw)")
 	raw := fs.Bool("raw", false, "print raw (mangled) names instead of demangled ones")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crashsig symbolize --binary FILE [--debug-dir DIR]... [--debug-file F] [--bias HEX] [--return-addresses] [--json] [PC...]")
-		fmt.Fprintln(stderr, "Exit status: 0 every line read (?? lines are explained on stderr), 1 an unreadable binary or a line that is not an address, 2 usage.")
+		fmt.Fprintln(stderr, "FILE is read in place: a compressed binary must be decompressed first.")
+		fmt.Fprintln(stderr, "Exit status: 0 every line read (?? lines are explained on stderr), 1 an unreadable (or compressed) binary or a line that is not an address, 2 usage.")
 		fs.PrintDefaults()
 	}
 	pcs, code, ok := parseFlags(fs, args)
@@ -51,6 +52,22 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if *bin == "" || (*style != "addr2line" && *style != "llvm") {
 		fs.Usage()
 		return exitUsage
+	}
+	exactSet := false
+	fs.Visit(func(f *flag.Flag) { exactSet = exactSet || f.Name == "exact" })
+	if exactSet && *exact && *retAddrs {
+		fmt.Fprintln(stderr, "crashsig: --exact and --return-addresses contradict each other: give one")
+		return exitUsage
+	}
+	lookupExact := *exact && !*retAddrs
+	for _, f := range []string{*bin, *debugFile} {
+		if f == "" {
+			continue
+		}
+		if err := checkBinaryFile(f); err != nil {
+			fmt.Fprintf(stderr, "crashsig: %v\n", err)
+			return exitInput
+		}
 	}
 	dirs := []string(debugDirs)
 	if !*noSystemDebug {
@@ -69,7 +86,7 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "crashsig: %s: warning: no DWARF; names from the symbol table only, no file:line\n", *bin)
 	}
 	out := newOutput(stdout)
-	opts := symOutOpts{exact: !*retAddrs, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias.v, bin: b}
+	opts := symOutOpts{exact: lookupExact, json: *asJSON, llvm: *style == "llvm", raw: *raw, bias: bias.v, bin: b}
 	var src lineSource
 	if len(pcs) > 0 {
 		src = &argLines{args: pcs}

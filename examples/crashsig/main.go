@@ -74,10 +74,11 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "  version    print the library version, catalog revision and signature algorithm (also --version)")
 	fmt.Fprintln(w, "`crashsig <command> -h` lists a command's flags.")
 	fmt.Fprintln(w, "exit status:")
-	fmt.Fprintln(w, "  0  crashes found (symbolize, catalog, diff: the work was done)")
-	fmt.Fprintln(w, "  1  an input could not be read, or the output could not be written")
-	fmt.Fprintln(w, "  2  usage error")
-	fmt.Fprintln(w, "  3  every input was read and none held a crash (classify, explain, buckets)")
+	fmt.Fprintln(w, "  0  crashes found (symbolize, catalog, core: the work was done; diff: no difference)")
+	fmt.Fprintln(w, "  1  an input could not be read, or the output could not be written (diff: also the keys differ)")
+	fmt.Fprintln(w, "  2  usage error: unknown command or flag, bad flag value (also a flag naming a file")
+	fmt.Fprintln(w, "     that cannot be used: --catalog, --rules, --binary), missing argument")
+	fmt.Fprintln(w, "  3  every input was read and none held a crash (classify, explain, buckets, report)")
 }
 
 // printVersion writes what produced the answers: the library, the
