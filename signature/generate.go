@@ -288,8 +288,17 @@ func (g *Generator) pickThread(c *symbolize.Crash, t *tracer) *symbolize.Thread 
 
 func threadLabel(th *symbolize.Thread) string {
 	var b strings.Builder
-	if th.ID != 0 {
-		b.WriteString(strconv.FormatInt(th.ID, 10))
+	// As glog and gdb print it: the pthread handle in hex, the kernel id
+	// as LWP n (a large id with no handle is a handle printed in decimal).
+	switch {
+	case th.Handle != "" && th.ID > 0 && "0x"+strconv.FormatInt(th.ID, 16) != th.Handle:
+		fmt.Fprintf(&b, "%s (LWP %d)", th.Handle, th.ID)
+	case th.Handle != "":
+		b.WriteString(th.Handle)
+	case th.ID > 1<<32:
+		fmt.Fprintf(&b, "%#x", th.ID)
+	case th.ID > 0:
+		fmt.Fprintf(&b, "LWP %d", th.ID)
 	}
 	if th.Name != "" {
 		if b.Len() > 0 {

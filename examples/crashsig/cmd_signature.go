@@ -167,7 +167,7 @@ func printExplain(w io.Writer, r *pipeline.Result) {
 	}
 	fmt.Fprintln(w, "  trace:")
 	for _, l := range s.Trace {
-		fmt.Fprintf(w, "    %s\n", traceThreadInHex(l, c.CrashingThread()))
+		fmt.Fprintf(w, "    %s\n", l)
 	}
 	if c.Kind == symbolize.KindThreadDump {
 		groups := r.ThreadGroups
@@ -184,23 +184,6 @@ func printExplain(w io.Writer, r *pipeline.Result) {
 		}
 	}
 	fmt.Fprintln(w)
-}
-
-// traceThreadInHex rewrites the trace line that names the crashing
-// thread by its id in decimal ("thread: crashing thread 139995352762112,
-// 15 frames", as package signature writes it) to name it as classify and
-// glog do (the pthread handle in hex, the kernel id as LWP n).
-func traceThreadInHex(line string, th *symbolize.Thread) string {
-	const prefix = "thread: crashing thread "
-	if th == nil || th.ID == 0 || !strings.HasPrefix(line, prefix) {
-		return line
-	}
-	dec := strconv.FormatInt(th.ID, 10)
-	rest, ok := strings.CutPrefix(line[len(prefix):], dec)
-	if !ok || (rest != "" && rest[0] != ',' && rest[0] != ' ') {
-		return line
-	}
-	return prefix + strings.TrimPrefix(threadLabel(th), "thread ") + rest
 }
 
 func firstN(s []string, n int) []string {
