@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -154,7 +155,14 @@ func ReadFiles(ctx context.Context, paths ...string) ([]*File, error) {
 		}
 		fh, err := os.Open(p)
 		if err != nil {
-			errs = append(errs, &Error{File: p, Msg: err.Error(), Err: err})
+			// The Error names the file: the message is the failure alone
+			// ("open: no such file or directory"), not the path again.
+			msg := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == p {
+				msg = pe.Op + ": " + pe.Err.Error()
+			}
+			errs = append(errs, &Error{File: p, Msg: msg, Err: err})
 			continue
 		}
 		f, err := Read(p, fh)

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
@@ -668,4 +672,21 @@ defects:
 			t.Errorf("lint misses %q:\n%s", want, all)
 		}
 	}
+}
+
+// TestReadFilesMissing: a file that cannot be opened is one Error that
+// names the file once and matches fs.ErrNotExist; the files that load are
+// not returned (ReadFiles is all or nothing).
+func TestReadFilesMissing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	files, err := ReadFiles(context.Background(), "data/paths.yaml", missing)
+	require.Error(t, err)
+	assert.Nil(t, files)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	var es Errors
+	require.ErrorAs(t, err, &es)
+	require.Len(t, es, 1)
+	assert.Equal(t, missing, es[0].File)
+	assert.Equal(t, 1, strings.Count(es[0].Error(), missing), es[0].Error())
+	assert.Contains(t, es[0].Error(), "open: ")
 }

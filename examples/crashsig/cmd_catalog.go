@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +28,6 @@ func loadCatalog(ctx context.Context, files []string) (*catalog.Catalog, error) 
 	}
 	parsed, err := catalog.ReadFiles(ctx, files...)
 	if err != nil {
-		if es, ok := err.(catalog.Errors); ok {
-			return nil, tidyCatalogErrors(es)
-		}
 		return nil, err
 	}
 	return catalog.Merge(base, parsed...)
@@ -117,7 +112,7 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for _, p := range pos {
 			fl, err := catalog.ReadFiles(ctx, p)
 			if err != nil {
-				errs = append(errs, tidyCatalogErrors(asCatalogErrors(err))...)
+				errs = append(errs, asCatalogErrors(err)...)
 				failed = append(failed, p)
 				continue
 			}
@@ -170,23 +165,6 @@ func catalogLint(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	return 0
-}
-
-// tidyCatalogErrors returns es with an I/O error that names the file
-// again ("x.yaml: open x.yaml: no such file") said once ("x.yaml: open: no
-// such file"); the errors still match the same sentinels.
-func tidyCatalogErrors(es catalog.Errors) catalog.Errors {
-	out := make(catalog.Errors, len(es))
-	for i, e := range es {
-		var pe *iofs.PathError
-		if errors.As(e.Err, &pe) && pe.Path == e.File {
-			c := *e
-			c.Msg = pe.Op + ": " + pe.Err.Error()
-			e = &c
-		}
-		out[i] = e
-	}
-	return out
 }
 
 func asCatalogErrors(err error) catalog.Errors {
