@@ -55,6 +55,9 @@ const (
 	// files whose extension says they are no crash text (IsLogName); the
 	// SkipError names how many of each extension.
 	SkipNotLogName SkipReason = "not-log-name"
+	// SkipOwnOutput: crashsig's own JSON Lines output given as a crash
+	// log (ContentOwnJSON).
+	SkipOwnOutput SkipReason = "crashsig-output"
 	// SkipSymlink: a symbolic link met in a directory walk that is not
 	// followed: its target is missing, or it is a directory (a walk does
 	// not follow links to directories, which may loop).
@@ -131,6 +134,11 @@ const (
 	ContentText ContentKind = "text"
 	// ContentCore is an ELF core file.
 	ContentCore ContentKind = "core"
+	// ContentOwnJSON is crashsig's own JSON Lines output (a Result or a
+	// Bucket per line, as classify, explain and buckets --json print
+	// them): Run refuses it (SkipOwnOutput) instead of reading its frame
+	// names as a crash log; a reader of buckets files takes it.
+	ContentOwnJSON ContentKind = "crashsig-json"
 )
 
 // Input is one opened input: its content kind, its compression, and a
@@ -359,8 +367,29 @@ var archiveMagic = []struct {
 	{"\x04\x22\x4d\x18", "an lz4 stream"},
 }
 
+// LooksLikeOwnJSON reports whether head, the first bytes of a
+// decompressed input, is crashsig's own JSON Lines output: a JSON object
+// whose first key is "schema_version", as every Result and Bucket line
+// starts (a byte order mark and blanks before it are passed over). A JSON
+// log line that holds the key later (`{"level":"fatal","schema_version":1}`)
+// is not.
+func LooksLikeOwnJSON(head []byte) bool {
+	head = bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if !bytes.HasPrefix(head, []byte("{")) {
+		return false
+	}
+	head = bytes.TrimLeft(head[1:], " \t\r\n")
+	return bytes.HasPrefix(head, []byte(`"schema_version"`))
+}
+
+// ownOutputDetail is the SkipError detail of ContentOwnJSON.
+const ownOutputDetail = "this is crashsig --json output, not a crash log (give the logs it was made from; crashsig report reads buckets --json output)"
+
 // sniff decides the content kind from the first bytes.
 func sniff(head []byte) (ContentKind, SkipReason, string) {
+	if LooksLikeOwnJSON(head) {
+		return ContentOwnJSON, "", ""
+	}
 	if len(head) >= 18 && string(head[:4]) == "\x7fELF" {
 		var typ uint16
 		switch head[5] {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -290,4 +291,54 @@ func TestFilesOnlyNotLogNames(t *testing.T) {
 		got = append(got, f)
 	}
 	assert.Equal(t, []string{filepath.Join(dir, "be.out")}, got)
+}
+
+// TestOwnOutputSkipped: crashsig's own JSON Lines output given as a crash
+// log, in a file, compressed or on stdin, is identified (ContentOwnJSON)
+// and Run skips it with SkipOwnOutput instead of reading its frame names
+// as a crash; a JSON log line that only holds the key later is text.
+func TestOwnOutputSkipped(t *testing.T) {
+	p := newPipeline(t, Options{})
+	rs, errs := collect(t, p.Run(context.Background(), nil, crashFile))
+	require.Empty(t, errs)
+	require.NotEmpty(t, rs)
+	js, err := json.Marshal(rs[0])
+	require.NoError(t, err)
+	js = append(js, '\n')
+
+	in, err := NewInput("x", bytes.NewReader(js))
+	require.NoError(t, err)
+	assert.Equal(t, ContentOwnJSON, in.Kind)
+	in.Close()
+	in, err = NewInput("y", strings.NewReader(`{"level":"fatal","schema_version":1}`+"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, ContentText, in.Kind)
+	in.Close()
+
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "one.jsonl")
+	require.NoError(t, os.WriteFile(plain, js, 0o644))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(js)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	packed := filepath.Join(dir, "one.log.gz") // a log name: read by a walk too
+	require.NoError(t, os.WriteFile(packed, gz.Bytes(), 0o644))
+
+	for _, args := range [][]string{{plain}, {packed}, {dir}, {"-"}} {
+		var stdin io.Reader
+		if args[0] == "-" {
+			stdin = bytes.NewReader(gz.Bytes())
+		}
+		rs, errs := collect(t, p.Run(context.Background(), stdin, args...))
+		assert.Empty(t, rs, "%v", args)
+		require.NotEmpty(t, errs, "%v", args)
+		for _, err := range errs {
+			var se *SkipError
+			require.ErrorAs(t, err, &se, "%v", args)
+			assert.Equal(t, SkipOwnOutput, se.Reason)
+			assert.Contains(t, se.Error(), "this is crashsig --json output, not a crash log")
+		}
+	}
 }

@@ -340,6 +340,10 @@ func (p *Pipeline) started(name string) {
 }
 
 func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yield func(*Result, error) bool) {
+	if in.Kind == ContentOwnJSON {
+		yield(nil, &SkipError{Name: in.Name, Reason: SkipOwnOutput, Detail: ownOutputDetail})
+		return
+	}
 	if in.Kind == ContentCore {
 		in.MaxCoreBytes = p.opts.MaxCoreBytes
 		path, err := in.CorePath(ctx, p.opts.TempDir)

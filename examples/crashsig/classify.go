@@ -40,13 +40,11 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	defer p.Close()
 	st := runStatus{stderr: stderr}
-	inputs := screenInputs(paths, stdin, &st)
-	defer inputs.Close()
 	stop := startProgress(stderr, &prog)
 	out := newOutput(stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	for res, err := range p.Run(ctx, inputs.stdin, inputs.paths...) {
+	for res, err := range p.Run(ctx, stdin, paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {
 				break

@@ -324,7 +324,10 @@ func (s *runStatus) report(ctx context.Context, err error) bool {
 		s.failed = true
 		return false
 	}
-	if errors.Is(err, pipeline.ErrSkipped) {
+	var se *pipeline.SkipError
+	if errors.As(err, &se) && se.Reason != pipeline.SkipOwnOutput {
+		// Junk, executables, archives, links: notes. crashsig's own JSON
+		// given back as a log is the user's mistake: it fails the run.
 		fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
 		return true
 	}

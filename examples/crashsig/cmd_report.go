@@ -137,8 +137,8 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // stdin, as the pipeline reads them); isBuckets is false otherwise. For
 // "-" *stdin is replaced by a reader of the decompressed standard input
 // that still holds what was peeked, and *closer set to release it.
-// crashsig's other JSON Lines output (classify --json) is refused with
-// errOwnOutput.
+// crashsig's other JSON Lines output (classify --json) is refused with a
+// *pipeline.SkipError (SkipOwnOutput).
 func readBucketsFile(path string, stdin *io.Reader, closer *func() error) (bs []report.Bucket, isBuckets bool, err error) {
 	if path == "-" && *stdin == nil {
 		return nil, false, nil
@@ -162,8 +162,8 @@ func readBucketsFile(path string, stdin *io.Reader, closer *func() error) (bs []
 			err = fmt.Errorf("%s: %w", path, err)
 		}
 		return bs, true, err
-	case looksLikeOwnJSON(head):
-		return nil, false, &ownOutputError{name: path}
+	case in.Kind == pipeline.ContentOwnJSON:
+		return nil, false, &pipeline.SkipError{Name: path, Reason: pipeline.SkipOwnOutput, Detail: "this is crashsig --json output, not a crash log (crashsig report reads buckets --json output and crash logs)"}
 	}
 	return nil, false, nil
 }

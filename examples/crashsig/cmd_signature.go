@@ -66,11 +66,9 @@ func eachResult(ctx context.Context, pf *pipelineFlags, paths []string, stdin io
 		fmt.Fprintf(stderr, "crashsig: %v\n", err)
 		return nil, st, code
 	}
-	inputs := screenInputs(paths, stdin, &st)
-	defer inputs.Close()
 	stop := startProgress(stderr, &prog)
 	defer stop()
-	for res, err := range p.Run(ctx, inputs.stdin, inputs.paths...) {
+	for res, err := range p.Run(ctx, stdin, paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {
 				break
