@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/symbolize"
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -297,30 +298,30 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(6)
 	var zr io.Reader
-	switch {
-	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+	switch c := magic.Compression(head); c {
+	case "gzip":
 		g, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, inputError(name, fmt.Errorf("gzip: %w", err))
 		}
 		g.Multistream(true)
-		in.Compression, zr = "gzip", g
+		in.Compression, zr = c, g
 		in.closers = append(in.closers, g.Close)
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+	case "zstd":
 		d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
 		if err != nil {
 			return nil, inputError(name, fmt.Errorf("zstd: %w", err))
 		}
-		in.Compression, zr = "zstd", d
+		in.Compression, zr = c, d
 		in.closers = append(in.closers, func() error { d.Close(); return nil })
-	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+	case "xz":
 		x, err := xz.NewReader(br)
 		if err != nil {
 			return nil, inputError(name, fmt.Errorf("xz: %w", err))
 		}
-		in.Compression, zr = "xz", x
-	case bytes.HasPrefix(head, []byte("BZh")) && len(head) >= 4 && head[3] >= '1' && head[3] <= '9':
-		in.Compression, zr = "bzip2", bzip2.NewReader(br)
+		in.Compression, zr = c, x
+	case "bzip2":
+		in.Compression, zr = c, bzip2.NewReader(br)
 	}
 	if zr != nil {
 		br = bufio.NewReaderSize(errPrefix{zr, in.Compression}, 64<<10)

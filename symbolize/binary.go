@@ -20,6 +20,11 @@ import (
 var (
 	// ErrNotELF means the input is not an ELF file.
 	ErrNotELF = elfimage.ErrNotELF
+	// ErrCompressed means the input is a gzip, zstd, xz or bzip2 stream:
+	// a binary or debug file is read in place (random access) and must be
+	// decompressed first. Such an error matches ErrNotELF too. (Cores and
+	// logs are decompressed by package pipeline.)
+	ErrCompressed = elfimage.ErrCompressed
 	// ErrNoDebugInfo means neither the binary nor any debug file found for it
 	// has DWARF. Lookups still work from the symbol table; OpenBinary only
 	// returns it wrapped in a *DebugInfoError when BinaryOptions.RequireDebugInfo is set.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crashsig/crashsig/catalog"
+	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -429,29 +429,9 @@ func startProgress(stderr io.Writer, p *pipeline.Progress) func() {
 	return func() { close(done); wg.Wait() }
 }
 
-// errCompressedBinary is matched (errors.Is) by the error for a --binary
-// or --debug-file that is a compressed file: a binary is read in place,
-// with random access, so it must be decompressed first.
-var errCompressedBinary = errors.New("a binary is read in place and must be decompressed first")
-
-// compressionOf names the compression format whose magic head starts
-// with ("gzip", "zstd", "xz", "bzip2"), or "".
-func compressionOf(head []byte) string {
-	switch {
-	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
-		return "gzip"
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return "zstd"
-	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		return "xz"
-	case len(head) >= 4 && bytes.HasPrefix(head, []byte("BZh")) && head[3] >= '1' && head[3] <= '9':
-		return "bzip2"
-	}
-	return ""
-}
-
-// checkBinaryFile refuses a compressed binary with an error matching
-// errCompressedBinary. Other problems (a missing file, not ELF) are left
+// checkBinaryFile refuses a compressed binary up front (a usage error,
+// before any input is read) with the error the binary reader gives it
+// (symbolize.ErrCompressed). Other problems (a missing file, not ELF) are left
 // to the binary reader, which names them.
 func checkBinaryFile(path string) error {
 	f, err := os.Open(path)
@@ -461,8 +441,8 @@ func checkBinaryFile(path string) error {
 	defer f.Close()
 	head := make([]byte, 6)
 	n, _ := io.ReadFull(f, head)
-	if c := compressionOf(head[:n]); c != "" {
-		return fmt.Errorf("%s: a %s-compressed file: %w", path, c, errCompressedBinary)
+	if c := magic.Compression(head[:n]); c != "" {
+		return fmt.Errorf("%s: %s stream: %w", path, c, symbolize.ErrCompressed)
 	}
 	return nil
 }

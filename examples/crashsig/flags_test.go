@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/crashsig/crashsig/pipeline"
+	"github.com/crashsig/crashsig/symbolize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,9 +101,9 @@ func TestCompressedBinaryRefused(t *testing.T) {
 	for _, cmd := range []string{"classify", "explain", "buckets", "report"} {
 		code, _, errs := runCLI(t, "", cmd, crashTxt, "--binary", bin)
 		assert.Equal(t, exitUsage, code, "%s: %s", cmd, errs)
-		assert.Contains(t, errs, "sim_fp.gz: a gzip-compressed file: a binary is read in place and must be decompressed first", cmd)
+		assert.Contains(t, errs, "sim_fp.gz: gzip stream: symbolize: a compressed file (a binary is read in place: decompress it first)", cmd)
 	}
-	require.True(t, errors.Is(checkBinaryFile(bin), errCompressedBinary))
+	require.True(t, errors.Is(checkBinaryFile(bin), symbolize.ErrCompressed))
 	require.NoError(t, checkBinaryFile(gunzipCoreFixture(t, t.TempDir(), "bin/sim_fp.gz")))
 }
 
@@ -179,7 +180,7 @@ func TestSymbolizeExactFlag(t *testing.T) {
 	require.NoError(t, os.WriteFile(gz, gzipBytes(t, mustRead(t, bin)), 0o644))
 	_, errs, code = runSymbolize(t, "", "--binary", gz, "0x402e10")
 	assert.Equal(t, exitInput, code)
-	assert.Contains(t, errs, "a gzip-compressed file: a binary is read in place and must be decompressed first")
+	assert.Contains(t, errs, "gzip stream: symbolize: a compressed file (a binary is read in place: decompress it first)")
 }
 
 // TestCoreCompressed: core reads a compressed core as classify does, names
@@ -202,8 +203,8 @@ func TestCoreCompressed(t *testing.T) {
 	assert.Contains(t, errs, "not an ELF core file")
 	code, _, errs = runCLI(t, "", "core", gz, "--binary", "../../testdata/core/bin/sim_fp.gz")
 	assert.Equal(t, exitUsage, code)
-	assert.ErrorIs(t, checkBinaryFile("../../testdata/core/bin/sim_fp.gz"), errCompressedBinary)
-	assert.Contains(t, errs, "must be decompressed first")
+	assert.ErrorIs(t, checkBinaryFile("../../testdata/core/bin/sim_fp.gz"), symbolize.ErrCompressed)
+	assert.Contains(t, errs, "decompress it first")
 }
 
 // TestExitCodeTable: the cases of the exit-status table that concern

@@ -28,6 +28,10 @@ var (
 	ErrBadDWARF     = errors.New("symbolize: malformed DWARF")
 	ErrClosed       = errors.New("symbolize: binary is closed")
 	ErrTooLarge     = errors.New("symbolize: section exceeds size limit")
+	// ErrCompressed: the file is a gzip, zstd, xz or bzip2 stream; a
+	// binary is read in place (random access), so it must be decompressed
+	// first. Such an error matches ErrNotELF too.
+	ErrCompressed = errors.New("symbolize: a compressed file (a binary is read in place: decompress it first)")
 )
 
 // BuildIDMismatch is a debug-file candidate whose build-id is not the

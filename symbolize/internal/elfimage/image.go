@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crashsig/crashsig/internal/magic"
 )
 
 const defaultMaxSection = 8 << 30
@@ -86,8 +88,12 @@ func newELFImage(r io.ReaderAt, size int64, path string, opts Options) (img *Ima
 			img, err = nil, fmt.Errorf("%w: %s: %v", ErrNotELF, path, p)
 		}
 	}()
-	var magic [4]byte
-	if _, err := r.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+	var head [6]byte
+	n, _ := r.ReadAt(head[:], 0)
+	if n < 4 || string(head[:4]) != elf.ELFMAG {
+		if c := magic.Compression(head[:n]); c != "" {
+			return nil, fmt.Errorf("%w: %s: %s stream: %w", ErrNotELF, path, c, ErrCompressed)
+		}
 		return nil, fmt.Errorf("%w: %s", ErrNotELF, path)
 	}
 	f, err := elf.NewFile(r)

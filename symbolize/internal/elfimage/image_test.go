@@ -108,3 +108,19 @@ func FuzzImage(f *testing.F) {
 		}
 	})
 }
+
+// TestCompressedNotELF: a compressed binary is refused with ErrCompressed
+// (and ErrNotELF), naming its compression, instead of a bare "not an ELF
+// file".
+func TestCompressedNotELF(t *testing.T) {
+	for name, head := range map[string][]byte{"gzip": {0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "zstd": {0x28, 0xb5, 0x2f, 0xfd, 0, 0}} {
+		_, err := New(bytes.NewReader(head), int64(len(head)), "be.gz", Options{})
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, ErrCompressed, name)
+		assert.ErrorIs(t, err, ErrNotELF, name)
+		assert.Contains(t, err.Error(), name+" stream")
+	}
+	_, err := New(bytes.NewReader([]byte("not elf at all")), 14, "x", Options{})
+	assert.ErrorIs(t, err, ErrNotELF)
+	assert.NotErrorIs(t, err, ErrCompressed)
+}
