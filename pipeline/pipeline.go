@@ -460,11 +460,30 @@ func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time
 	}
 }
 
-// Core reads the ELF core at path (uncompressed; File and Run also take
-// compressed cores), unwinds and symbolizes every thread with the
-// pipeline's binaries and debug directories, and returns its Result.
+// Core reads the ELF core at path, compressed (gzip, zstd, xz, bzip2:
+// decompressed to a temporary file under Options.TempDir, at most
+// Options.MaxCoreBytes) or not, unwinds and symbolizes every thread with
+// the pipeline's binaries and debug directories, and returns its Result.
+// A file that is not a core is an *InputError matching symbolize.ErrNotCore.
 func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
-	return p.core(ctx, path, path)
+	in, err := OpenFile(ctx, path)
+	if err != nil {
+		var se *SkipError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+		return nil, inputError(path, fmt.Errorf("%w: %s", symbolize.ErrNotCore, se.Detail))
+	}
+	defer in.Close()
+	if in.Kind != ContentCore {
+		return nil, inputError(path, symbolize.ErrNotCore)
+	}
+	in.MaxCoreBytes = p.opts.MaxCoreBytes
+	core, err := in.CorePath(ctx, p.opts.TempDir)
+	if err != nil {
+		return nil, inputError(path, err)
+	}
+	return p.core(ctx, path, core)
 }
 
 func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -355,4 +356,29 @@ func TestCoreSizeLimit(t *testing.T) {
 	require.ErrorIs(t, got, ErrCoreTooLarge)
 	left, _ := os.ReadDir(dir)
 	assert.Empty(t, left, "the partial copy is removed")
+}
+
+// TestCoreCompressed: Core reads a compressed core as Run does (the same
+// signature), and refuses a file that is no core with symbolize.ErrNotCore.
+func TestCoreCompressed(t *testing.T) {
+	dir := t.TempDir()
+	p := newPipeline(t, Options{TempDir: dir})
+	const core = "../testdata/core/cores/kern_fp.core.gz"
+	rs, errs := collect(t, p.Run(context.Background(), nil, core))
+	require.Empty(t, errs)
+	require.Len(t, rs, 1)
+	r, err := p.Core(context.Background(), core)
+	require.NoError(t, err)
+	assert.Equal(t, rs[0].Signature.Key, r.Signature.Key)
+	assert.Equal(t, core, r.Source)
+	left, _ := os.ReadDir(dir)
+	assert.Empty(t, left, "the decompressed copy is removed")
+
+	_, err = p.Core(context.Background(), crashFile)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, symbolize.ErrNotCore)
+	var ie *InputError
+	assert.ErrorAs(t, err, &ie)
+	_, err = p.Core(context.Background(), filepath.Join(dir, "missing.core"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
