@@ -103,7 +103,7 @@ func FuzzScan(f *testing.F) {
 			found := hasEssence(again, want)
 			if !found && slices.ContainsFunc(c.Notes, func(n string) bool { return strings.HasPrefix(n, "removed paste prefixes") }) {
 				// A line prefix the scanner learned from the lines before
-				// the span (README, "Log scanning": the prefix learner)
+				// the span (docs/PERFORMANCE.md, "Log scanning": the prefix learner)
 				// is part of what the span means: read it from the input's
 				// start (FUZZING.md, crasher d1bb2ba1ccb2cbf7). A dump
 				// header after a prefix on the line right after the span
