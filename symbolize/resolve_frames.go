@@ -67,6 +67,12 @@ type FramesReport struct {
 // recovered from frames printing an address and a function name
 // (RecoverBias).
 //
+// Frames the printer itself gave as an inline group (gdb prints every
+// frame of one with the physical frame's address; sanitizers too) are
+// kept as printed and marked Inlined; the physical frame of the group is
+// symbolized without adding the chain again, so a gdb backtrace keeps its
+// frames and its signature with or without the binary.
+//
 // The faulting frame (the successor of the signal frame: the frame after
 // gdb's `<signal handler called>`, the frame after the trampoline that
 // follows a signal handler's frames, or the frame at the dump's fault PC)
@@ -153,6 +159,17 @@ func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (Frames
 				out = append(out, f)
 				continue
 			}
+			if printedInline(th.Frames, fi) {
+				// The printer gave this frame as an inlined frame of the
+				// physical frame below it (the same address under another
+				// name: gdb's inline groups, sanitizers): it is that, and
+				// the physical frame's lookup must not add the chain again.
+				f.Inlined = true
+				changed = true
+				out = append(out, f)
+				continue
+			}
+			grouped := fi > 0 && printedInline(th.Frames, fi-1)
 			unres := func(reason string) {
 				rep.Unresolved = append(rep.Unresolved, Unresolved{Thread: ti, Frame: f.Index, PC: f.PC, Module: f.Module, Reason: reason})
 				out = append(out, f)
@@ -199,6 +216,9 @@ func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (Frames
 				continue
 			}
 			for _, l := range locs[:len(locs)-1] {
+				if grouped {
+					break // the printer listed the inline chain itself
+				}
 				out = append(out, Frame{Index: f.Index, PC: f.PC, Function: l.Linkage, Demangled: l.Function,
 					Module: f.Module, Offset: f.Offset, HasOffset: f.HasOffset,
 					File: l.File, Line: l.Line, Column: l.Column, Inlined: true, Symbolized: true})
@@ -234,6 +254,24 @@ func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (Frames
 		return a.Frame < b.Frame
 	})
 	return rep, nil
+}
+
+// printedInline reports whether frame i of fs is an inlined frame the
+// printer itself listed: it prints the same address (or module offset) as
+// the next frame under another name, as gdb does for the frames of an
+// inline group and sanitizers for every frame of an inline chain. The
+// physical frame is the last of such a run. (package signature reads the
+// grouping the same way: physical.go, sameTextPC.)
+func printedInline(fs []Frame, i int) bool {
+	if i+1 >= len(fs) {
+		return false
+	}
+	a, b := &fs[i], &fs[i+1]
+	same := a.PC != 0 && a.PC == b.PC ||
+		a.PC == 0 && b.PC == 0 && a.HasOffset && b.HasOffset && a.Offset != 0 && a.Offset == b.Offset && a.Module == b.Module
+	return same && !a.Symbolized && !b.Symbolized && !a.Java && !b.Java &&
+		a.Function != "" && b.Function != "" && a.Name() != b.Name() &&
+		a.Function != "<signal handler called>" && b.Function != "<signal handler called>"
 }
 
 // isPlaceholderName reports the texts printers use for "no symbol".

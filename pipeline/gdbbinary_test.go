@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGDBTextWithBinary: giving the binary does not change what a gdb
+// backtrace that already names its frames says. gdb prints the frames of
+// an inline group itself (the same address under several names); the
+// symbolizer must not add the chain a second time, so every thread keeps
+// its frames and the signature its key (the key of the core, whatever
+// printed it).
+func TestGDBTextWithBinary(t *testing.T) {
+	dir := t.TempDir()
+	bins := map[string]string{
+		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
+		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
+	}
+	texts, err := filepath.Glob("../testdata/core/golden/*.gdb.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, texts)
+	plain := newPipeline(t, Options{})
+	for _, text := range texts {
+		variant := "fp"
+		if strings.Contains(filepath.Base(text), "nofp") {
+			variant = "nofp"
+		}
+		with := newPipeline(t, Options{Binaries: []string{bins[variant]}})
+		a, errs := collect(t, plain.File(context.Background(), text))
+		require.Empty(t, errs, text)
+		b, errs := collect(t, with.File(context.Background(), text))
+		require.Empty(t, errs, text)
+		require.Equal(t, len(a), len(b), text)
+		for i := range a {
+			assert.Equal(t, a[i].Signature.Key, b[i].Signature.Key, "%s: incident %d", text, i)
+			require.Equal(t, len(a[i].Threads), len(b[i].Threads), text)
+			for ti := range a[i].Threads {
+				assert.Equal(t, len(a[i].Threads[ti].Frames), len(b[i].Threads[ti].Frames), "%s: thread %d keeps its frames", text, ti)
+			}
+		}
+	}
+}
