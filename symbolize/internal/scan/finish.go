@@ -377,6 +377,13 @@ func (in *incident) checkDamage() {
 	case len(ct.Frames) < 3 && (in.hasSig || c.Kind == KindCheck) && !in.hasFormat("F9"):
 		in.corrupt("fewer than 3 frames: the dump was cut short")
 	}
+	if in.glogNoHeader && c.Signal == "" && !c.Corrupted {
+		// glog prints `*** Aborted at …`, `PC:` and the signal line before
+		// its `@` frames: frames without them are the tail of a dump whose
+		// head the paste or the log lost, like a headerless boost or gdb
+		// fragment.
+		in.corrupt("glog stack without its dump header (fragment): the signal and the frames above the first are missing")
+	}
 	if in.interleaved > 0 {
 		in.note("%d foreign lines interleaved with the dump", in.interleaved)
 	}

@@ -255,3 +255,29 @@ func TestGluedCPUNotice(t *testing.T) {
 	b, _, _ = normalizeLine([]byte("Built on a system without sched_getcpu() support. Performance may be impacted."))
 	assert.Equal(t, "Built on a system without sched_getcpu() support. Performance may be impacted.", string(b), "the notice alone is kept")
 }
+
+// glog prints `*** Aborted at …`, `PC:` and the signal line before its `@`
+// frames; frames without them are the tail of a dump whose head was lost,
+// and the incident says so (corrupted, like a headerless boost or gdb
+// fragment). The same frames after their header are a whole dump.
+func TestHeaderlessGlogFrames(t *testing.T) {
+	frames := "    @          0x8c0d1e2 starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)\n" +
+		"    @          0x8bf0a11 starrocks::pipeline::GlobalDriverExecutor::_worker_thread()\n" +
+		"    @          0x5e0f1a2 starrocks::ThreadPool::dispatch_thread()\n" +
+		"    @          0x5e0a0b3 starrocks::Thread::supervise_thread(void*)\n" +
+		"    @     0x7f6c2d894ac3 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)\n" +
+		"    @     0x7f6c2d926850 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x12684f)\n"
+	cs := parseText(t, frames)
+	require.Len(t, cs, 1)
+	assert.True(t, cs[0].Corrupted)
+	assert.Contains(t, cs[0].CorruptedReason, "without its dump header")
+	assert.Len(t, cs[0].CrashingThread().Frames, 6)
+
+	whole := "*** Aborted at 1751000000 (unix time) try \"date -d @1751000000\" if you are using GNU date ***\n" +
+		"PC: @          0x8c0d1e2 starrocks::pipeline::PipelineDriver::process(starrocks::RuntimeState*, int)\n" +
+		"*** SIGSEGV (@0x0) received by PID 1 (TID 0x7f6c2d0ff640) from PID 0; stack trace: ***\n" + frames
+	cs = parseText(t, whole)
+	require.Len(t, cs, 1)
+	assert.False(t, cs[0].Corrupted, cs[0].CorruptedReason)
+	assert.Equal(t, "SIGSEGV", cs[0].Signal)
+}

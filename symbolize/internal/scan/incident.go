@@ -80,6 +80,7 @@ type incident struct {
 	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
 	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
 	sanNoStack                  bool       // the sanitizer runtime died in its own mmap before printing any stack (F6.mmap_die)
+	glogNoHeader                bool       // glog `@` frames opened the stack without the dump's header lines (checkDamage)
 	complete                    bool       // the process printed its last line for this incident: the parser closes it at once
 	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
 	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)

@@ -423,6 +423,7 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 			in.newStack("F2", 3)
 			in.cur.th.Crashed = true
 			in.note("glog frames without a signal line")
+			in.glogNoHeader = true
 			in.takeCarried(p, ln)
 		}
 	}
