@@ -25,7 +25,11 @@ type Bucket struct {
 	// Key, ID, Kind, Frames, Count, First, Last (input order), Products and
 	// Versions (distinct, sorted) are those of signature.Bucket.
 	signature.Bucket
-	// Path, Area and Defect are the classification the incidents share.
+	// Path and Defect are the classification the incidents share (they
+	// are part of the bucket's identity). Area is the first incident's
+	// (Add order, as First): incidents of one path and key may sit in
+	// different areas of it, and Kind (of signature.Bucket) is likewise
+	// the first incident's signal or kind under the key's shared class.
 	Path   catalog.Path       `json:"path"`
 	Area   string             `json:"area"`
 	Defect *catalog.DefectRef `json:"defect"`
@@ -73,7 +77,11 @@ type bucketAcc struct {
 }
 
 // Bucketer collects Results into Buckets. It is safe for concurrent use;
-// First and Last follow the order of Add calls.
+// First and Last, and the fields taken from one incident (Area, Kind,
+// Status and Advice, Representative), follow the order of Add calls, so
+// adding the Results of Run in its order gives the same buckets on every
+// run. To merge buckets made apart (shards, runners), order them by input
+// position as examples/beam's combiner does.
 type Bucketer struct {
 	mu sync.Mutex
 	m  map[bucketKey]*bucketAcc
