@@ -150,6 +150,8 @@ func TestReadBucketsErrors(t *testing.T) {
 	}
 	assert.False(t, report.LooksLikeBuckets([]byte("*** Aborted at 1700000000")))
 	assert.False(t, report.LooksLikeBuckets([]byte(`{"schema_version":1,"source":"x"}`)))
+	assert.False(t, report.LooksLikeBuckets([]byte(`{"schema_version":1,"source":"x","start_line":1,"end_line":9,"input":"text","product":"doris","key"`)), "a cut classify --json line")
+	assert.False(t, report.LooksLikeBuckets([]byte(`{"level":"fatal","schema_version":1,"key":"x"`)), "a cut JSON log line")
 	bs, err := report.ReadBuckets(strings.NewReader("\n\n"))
 	require.NoError(t, err)
 	assert.Empty(t, bs)
@@ -184,6 +186,10 @@ func TestBucketsCommandFile(t *testing.T) {
 	cmd.Stdout = &out
 	require.NoError(t, runWithin(cmd, 3*time.Minute))
 	require.True(t, report.LooksLikeBuckets(out.Bytes()))
+	// A head cut inside the first line is judged on the keys it shows.
+	for _, n := range []int{40, 300, 1000} {
+		assert.True(t, report.LooksLikeBuckets(out.Bytes()[:n]), "first %d bytes", n)
+	}
 	bs, err := report.ReadBuckets(&out)
 	require.NoError(t, err)
 	require.NotEmpty(t, bs)

@@ -233,15 +233,24 @@ const MaxBucketLine = 64 << 20
 // LooksLikeBuckets reports whether head (the first bytes of a file) is
 // the start of `crashsig buckets --json` output: a JSON object whose
 // first line has the keys of a pipeline.Bucket. It decides by content, not
-// by name; a truncated first line is judged on the keys it shows.
+// by name. A truncated first line (no newline in head) is judged on the
+// keys it shows: a bucket line starts `{"schema_version":N,"key":`, where
+// a classify --json line has "source" second.
 func LooksLikeBuckets(head []byte) bool {
 	head = bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(head) == 0 || head[0] != '{' {
 		return false
 	}
-	if i := bytes.IndexByte(head, '\n'); i >= 0 {
-		head = head[:i]
+	i := bytes.IndexByte(head, '\n')
+	if i < 0 {
+		rest, ok := bytes.CutPrefix(head, []byte(`{"schema_version":`))
+		if !ok {
+			return false
+		}
+		rest = bytes.TrimLeft(rest, "0123456789")
+		return bytes.HasPrefix(rest, []byte(`,"key":`))
 	}
+	head = head[:i]
 	for _, k := range []string{`"schema_version"`, `"key"`, `"count"`, `"path"`, `"statuses"`} {
 		if !bytes.Contains(head, []byte(k)) {
 			return false
