@@ -11,7 +11,12 @@ const maxSimilar = 3
 // Verdict is the answer for one crash. It is the `classification` object
 // of the CLI's JSON output.
 type Verdict struct {
-	Path Path   `json:"path"`
+	// Path is the work that crashed (scan, query, load, background,
+	// lifecycle) or PathUnknown when the crash carries no evidence; the
+	// Evidence says which rule decided it or what was missing.
+	Path Path `json:"path"`
+	// Area is the subsystem within the path the deciding rule names
+	// ("segment-read", "compaction", …; "" when unknown).
 	Area string `json:"area"`
 	// PathRule is the id of the rule that decided Path ("" when unknown).
 	PathRule string `json:"path_rule,omitempty"`
@@ -22,7 +27,9 @@ type Verdict struct {
 	PathConfidence Confidence `json:"path_confidence"`
 	// Defect is the matched defect, nil when none matched.
 	Defect *DefectRef `json:"defect"`
-	Status Status     `json:"status"`
+	// Status is what the crash's version says against the defect's
+	// affected and fixed versions (StatusNoKnownDefect when none matched).
+	Status Status `json:"status"`
 	// Advice is one sentence an operator can act on.
 	Advice string `json:"advice"`
 	// Evidence lists every decision taken, in order.
@@ -137,11 +144,11 @@ func indexOf(s []string, x string) int {
 // matched). Classify never fails: what it could not decide is said in the
 // Evidence. Safe for concurrent use.
 func (c *Catalog) Classify(crash *symbolize.Crash, sig signature.Signature) Verdict {
-	return c.ClassifyFrames(crash, sig, Frames(crash))
+	return c.ClassifyFrames(crash, sig, FrameNames(crash))
 }
 
 // ClassifyFrames is Classify with the normalized crashing stack given by the
-// caller (as returned by Frames), for callers that already have it.
+// caller (as returned by FrameNames), for callers that already have it.
 func (c *Catalog) ClassifyFrames(crash *symbolize.Crash, sig signature.Signature, frames []string) Verdict {
 	if crash == nil {
 		crash = &symbolize.Crash{}

@@ -53,6 +53,8 @@ type BuildIDMismatchError struct {
 	DebugID   string // hex build-id of the debug file ("" if it has none)
 }
 
+// Error says which debug file was refused for which binary, with both
+// build-ids.
 func (e *BuildIDMismatchError) Error() string {
 	return fmt.Sprintf("symbolize: debug file %s has build-id %q, binary %s has %q", e.DebugFile, e.DebugID, e.Binary, e.BinaryID)
 }
@@ -67,6 +69,7 @@ type DebugInfoError struct {
 	Tried  []error // one per rejected candidate, in the order tried
 }
 
+// Error names the binary and what was searched for its debug information.
 func (e *DebugInfoError) Error() string {
 	s := "symbolize: no DWARF debug info for " + e.Binary
 	for _, t := range e.Tried {

@@ -142,6 +142,9 @@ type Crash struct {
 	StartLine int    `json:"start_line"`
 	EndLine   int    `json:"end_line"`
 
+	// Product is the backend the crash is from (ProductDoris,
+	// ProductStarRocks), from the dump's own evidence, a startup banner,
+	// then its frames and modules; ProductUnknown when nothing says.
 	Product Product `json:"product"`
 	// Version is the product version when the input stated it (dump
 	// preamble or a startup banner earlier in the same input).
@@ -156,11 +159,17 @@ type Crash struct {
 	Build     string `json:"build,omitempty"`
 	BuildType string `json:"build_type,omitempty"`
 
+	// Kind is what the incident is: a signal dump, a failed CHECK, an
+	// uncaught exception, a sanitizer report, a JVM crash, a thread dump…
+	// (the Kind constants).
 	Kind Kind `json:"kind"`
 	// Formats lists the format families that make up the incident in order
 	// of appearance, e.g. ["F3","F1"] for a Doris check failure.
 	Formats []string `json:"formats,omitempty"`
 
+	// Signal is the signal's name as printed ("SIGSEGV"; "" when none was
+	// printed) and SignalReason the si_code text Doris' dumps add
+	// ("SEGV_MAPERR").
 	Signal       string `json:"signal"`
 	SignalReason string `json:"signal_reason,omitempty"`
 	// FaultAddress is si_addr as printed; only meaningful for kernel
@@ -172,9 +181,14 @@ type Crash struct {
 	// FaultPC is the faulting PC when the dump printed it separately (glog `PC: @`, kernel `ip`).
 	FaultPC Addr `json:"fault_pc,omitempty"`
 
+	// PID and TID are the process and the crashing thread (the kernel
+	// thread id when printed), zero when not printed.
 	PID int64 `json:"pid,omitempty"`
 	TID int64 `json:"tid,omitempty"`
 
+	// QueryID, FragmentID, PlanNodeID, TabletID and IsNereids are the
+	// dump preamble's ids as printed (`0-0` or an all-zero id: no query
+	// was attached to the thread).
 	QueryID    string `json:"query_id"`
 	FragmentID string `json:"fragment_id,omitempty"`
 	PlanNodeID string `json:"plan_node_id,omitempty"`
