@@ -137,6 +137,36 @@ type Pipeline struct {
 	bins      []*symbolize.Binary
 	mods      []symbolize.Module
 	warnings  []string
+	closed    atomic.Bool
+}
+
+// ErrClosed is returned (or yielded) by Run, File, Reader, Text, Core and
+// Complete of a Pipeline that was closed, or that was not made by New (a
+// zero Pipeline).
+var ErrClosed = errors.New("pipeline: closed (or not made by New)")
+
+// ErrNoStdin is the cause of the *InputError Run yields for "-" when it
+// was given no standard input (a nil reader), and Reader and Text for a
+// nil reader.
+var ErrNoStdin = errors.New("no standard input given")
+
+// usableWith is usable for a stream: a nil r is an *InputError.
+func (p *Pipeline) usableWith(name string, r io.Reader) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if r == nil {
+		return &InputError{Name: name, Err: ErrNoStdin}
+	}
+	return nil
+}
+
+// usable returns ErrClosed when p was closed or not made by New.
+func (p *Pipeline) usable() error {
+	if p == nil || p.gen == nil || p.closed.Load() {
+		return ErrClosed
+	}
+	return nil
 }
 
 // New builds a Pipeline: it opens the binaries (reading their symbol
@@ -189,8 +219,12 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-// Close closes the binaries.
+// Close closes the binaries. Afterwards Run, File, Reader and Text yield
+// ErrClosed and Core and Complete return it; a second Close does nothing.
 func (p *Pipeline) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
 	var err error
 	for _, b := range p.bins {
 		if e := b.Close(); err == nil {
@@ -227,11 +261,16 @@ func (p *Pipeline) MissingDWO() []error {
 // a stable order, "-" for stdin; see Files and NewInput) and yields one
 // Result per incident, in input order. An input that cannot be read is
 // yielded as a *InputError, one that is skipped as a *SkipError, and the
-// run goes on; when ctx is done its error is yielded last. With
-// Options.Jobs > 1 several inputs are read at once; the sequence is the
-// same.
+// run goes on; when ctx is done its error is yielded last. "-" with a nil
+// stdin is an *InputError matching ErrNoStdin. With Options.Jobs > 1
+// several inputs are read at once; the sequence is the same. A closed
+// Pipeline yields ErrClosed alone.
 func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usable(); err != nil {
+			yield(nil, err)
+			return
+		}
 		if p.opts.Jobs > 1 {
 			p.runParallel(ctx, stdin, p.opts.Jobs, paths, yield)
 			return
@@ -268,6 +307,10 @@ func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) it
 // see NewInput).
 func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usable(); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.started(path)
 		in, err := openFile(ctx, path, p.counter())
 		if err != nil {
@@ -281,9 +324,14 @@ func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, err
 
 // Reader yields the Results of one stream named name: its content is
 // identified like a file's (NewInput). To follow a live log, where
-// identification must not wait for bytes, use Text.
+// identification must not wait for bytes, use Text. A nil r is an
+// *InputError matching ErrNoStdin.
 func (p *Pipeline) Reader(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usableWith(name, r); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.started(name)
 		in, err := p.openReader(ctx, name, r)
 		if err != nil {
@@ -425,9 +473,14 @@ func (p *Pipeline) count() {
 // never waits for more bytes than a line) and yields one Result per
 // incident as soon as the incident is complete. With Options.IdleFlush an
 // open incident is also emitted once r has been idle that long, which a
-// follower of a live log needs. A read error is yielded as *InputError.
+// follower of a live log needs. A read error is yielded as *InputError,
+// a nil r as an *InputError matching ErrNoStdin.
 func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usableWith(name, r); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.text(ctx, name, r, p.opts.IdleFlush, false, yield)
 	}
 }
@@ -464,8 +517,12 @@ func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time
 // decompressed to a temporary file under Options.TempDir, at most
 // Options.MaxCoreBytes) or not, unwinds and symbolizes every thread with
 // the pipeline's binaries and debug directories, and returns its Result.
-// A file that is not a core is an *InputError matching symbolize.ErrNotCore.
+// A file that is not a core is an *InputError matching symbolize.ErrNotCore;
+// a closed Pipeline returns ErrClosed.
 func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
 	in, err := OpenFile(ctx, path)
 	if err != nil {
 		var se *SkipError
@@ -519,8 +576,12 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 // Result, which holds c: raw PCs of text crashes are symbolized into c
 // (symbolize.Frames) and a version given by Options is filled in; then c
 // is signed, classified and its threads grouped. Use it when the crashes
-// come from elsewhere (symbolize.ParseAll, a Scanner of your own).
+// come from elsewhere (symbolize.ParseAll, a Scanner of your own). A
+// closed Pipeline returns ErrClosed.
 func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -382,3 +382,63 @@ func TestCoreCompressed(t *testing.T) {
 	_, err = p.Core(context.Background(), filepath.Join(dir, "missing.core"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// TestRunNilStdin: "-" with no standard input is an *InputError matching
+// ErrNoStdin, not a panic, and the other inputs are still read (review:
+// Run(ctx, nil, "-") dereferenced the nil reader).
+func TestRunNilStdin(t *testing.T) {
+	ctx := context.Background()
+	for _, jobs := range []int{1, 2} {
+		p := newPipeline(t, Options{Jobs: jobs})
+		rs, errs := collect(t, p.Run(ctx, nil, "-", crashFile))
+		require.Len(t, errs, 1)
+		var ie *InputError
+		require.ErrorAs(t, errs[0], &ie)
+		assert.Equal(t, "-", ie.Name)
+		assert.ErrorIs(t, errs[0], ErrNoStdin)
+		assert.Equal(t, "-: no standard input given", errs[0].Error())
+		require.Len(t, rs, 1)
+		assert.Equal(t, crashFile, rs[0].Source)
+	}
+	p := newPipeline(t, Options{})
+	for name, seq := range map[string]func(func(*Result, error) bool){
+		"Reader": p.Reader(ctx, "x", nil),
+		"Text":   p.Text(ctx, "x", nil),
+	} {
+		rs, errs := collect(t, seq)
+		assert.Empty(t, rs, name)
+		require.Len(t, errs, 1, name)
+		assert.ErrorIs(t, errs[0], ErrNoStdin, name)
+	}
+}
+
+// TestUseAfterClose: every entry point of a closed Pipeline (and of a zero
+// one) fails with ErrClosed instead of classifying without its binaries
+// (review: Run after Close left raw PCs unsymbolized, silently).
+func TestUseAfterClose(t *testing.T) {
+	ctx := context.Background()
+	p, err := New(ctx, Options{NoSystemDebugDirs: true})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "a second Close does nothing")
+	crashes, err := symbolize.ParseAll(ctx, strings.NewReader(mustRead(t, crashFile)), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	require.NotEmpty(t, crashes)
+	for _, q := range []*Pipeline{p, {}} {
+		for name, seq := range map[string]func(func(*Result, error) bool){
+			"Run":    q.Run(ctx, nil, crashFile),
+			"File":   q.File(ctx, crashFile),
+			"Reader": q.Reader(ctx, "x", strings.NewReader("x")),
+			"Text":   q.Text(ctx, "x", strings.NewReader("x")),
+		} {
+			rs, errs := collect(t, seq)
+			assert.Empty(t, rs, name)
+			require.Len(t, errs, 1, name)
+			assert.ErrorIs(t, errs[0], ErrClosed, name)
+		}
+		_, err = q.Core(ctx, "../testdata/core/cores/kern_fp.core.gz")
+		assert.ErrorIs(t, err, ErrClosed)
+		_, err = q.Complete(ctx, crashes[0])
+		assert.ErrorIs(t, err, ErrClosed)
+	}
+}
