@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/symbolize"
@@ -63,6 +65,10 @@ const (
 	// followed: its target is missing, or it is a directory (a walk does
 	// not follow links to directories, which may loop).
 	SkipSymlink SkipReason = "symlink"
+	// SkipNotRegular: a named pipe (FIFO), socket or device met in a
+	// directory walk: reading it may wait forever or never end, so a walk
+	// reads regular files only. Name a FIFO or device to read it.
+	SkipNotRegular SkipReason = "not-regular-file"
 )
 
 // SkipError reports a skipped input. errors.Is(err, ErrSkipped) holds.
@@ -187,7 +193,7 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 	if in.tmp != "" {
 		return in.tmp, nil
 	}
-	if in.file != nil && in.Compression == "" {
+	if in.regular() && in.Compression == "" {
 		return in.file.Name(), nil
 	}
 	tmp, err := os.CreateTemp(tempDir, "crashsig-core-*")
@@ -256,7 +262,10 @@ func (c countReader) Read(p []byte) (int, error) {
 }
 
 // OpenFile opens the file at path as an Input; see NewInput. Errors are
-// *InputError or *SkipError.
+// *InputError or *SkipError, or ctx's error when ctx is done first. A
+// named pipe (FIFO) is read as it is written: opening it waits for a
+// writer and reading it for input, both only until ctx is done (then
+// reads fail with ctx's error); so do the reads of a device.
 func OpenFile(ctx context.Context, path string) (*Input, error) {
 	return openFile(ctx, path, nil)
 }
@@ -265,18 +274,101 @@ func openFile(ctx context.Context, path string, count *atomic.Int64) (*Input, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	var f *os.File
+	st, err := os.Stat(path)
+	if err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = openFIFO(ctx, path)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
 		return nil, inputError(path, err)
 	}
-	in, err := newInput(path, f, count)
+	var r io.Reader = f
+	stop := func() bool { return false }
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() && ctx.Done() != nil {
+		// A pipe or device may wait for input: a done ctx ends a Read
+		// in progress (through the read deadline of a file the runtime
+		// polls) and every later one.
+		stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) })
+		r = ctxReader{ctx, deadlineReader{ctx, f}}
+	}
+	in, err := newInput(path, r, count)
 	if err != nil {
+		stop()
 		f.Close()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	in.file = f
-	in.closers = append([]func() error{f.Close}, in.closers...)
+	in.closers = append([]func() error{func() error { stop(); return f.Close() }}, in.closers...)
 	return in, nil
+}
+
+// deadlineReader reads a file whose read deadline is set when ctx is
+// done: the deadline's error is ctx's.
+type deadlineReader struct {
+	ctx context.Context
+	f   *os.File
+}
+
+func (d deadlineReader) Read(p []byte) (int, error) {
+	n, err := d.f.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && d.ctx.Err() != nil {
+		err = d.ctx.Err()
+	}
+	return n, err
+}
+
+// openFIFO opens the named pipe at path for reading. open(2) of a FIFO
+// waits for a writer, which no context can interrupt: the open waits in a
+// goroutine, and when ctx is done first, opening the FIFO for writing
+// (without blocking: this function holds a non-blocking reader open for
+// that; a FIFO this process may not write to keeps the goroutine until a
+// writer comes) releases it. The file returned is polled by the runtime, so its
+// reads honour a read deadline.
+func openFIFO(ctx context.Context, path string) (*os.File, error) {
+	guard, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer guard.Close()
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// Not writable by this process: the open ends when a writer
+		// comes; its file is closed then.
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	o := <-ch // with a writer (w) the open returns
+	w.Close()
+	if o.f != nil {
+		o.f.Close()
+	}
+	return nil, ctx.Err()
 }
 
 // NewInput identifies the content of r by its bytes, not its name:
@@ -457,7 +549,10 @@ const holeNULs = 8
 // walk, a link to a regular file is read under the link's name (the logs
 // of /var/log/containers are links into /var/log/pods); a link to a
 // directory is not followed (links may loop) and a link whose target is
-// missing is not read: both are yielded as *SkipError (SkipSymlink). When
+// missing is not read: both are yielded as *SkipError (SkipSymlink). A
+// named pipe, socket or device met in a walk is yielded as *SkipError
+// (SkipNotRegular): it may wait for input forever; named as a path it is
+// read (see OpenFile). When
 // a directory given holds no file to read but files left out by their
 // extension, one *SkipError (SkipNotLogName) says how many of each, so
 // that a folder of `ticket.md` files does not end in silence.
@@ -551,12 +646,15 @@ func walkDir(ctx context.Context, p string) ([]string, []error) {
 			}
 			typ = st.Mode().Type()
 		}
-		if typ.IsRegular() {
+		switch {
+		case typ.IsRegular():
 			if IsLogName(d.Name()) {
 				files = append(files, named(path))
 			} else {
 				notLog[logExt(d.Name())]++
 			}
+		case !typ.IsDir():
+			errs = append(errs, &SkipError{Name: named(path), Reason: SkipNotRegular, Detail: notRegular(typ) + ", not read in a walk (it may wait for input forever): name it to read it"})
 		}
 		return ctx.Err()
 	})
@@ -571,6 +669,21 @@ func walkDir(ctx context.Context, p string) ([]string, []error) {
 		errs = append(errs, &SkipError{Name: p, Reason: SkipNotLogName, Detail: fmt.Sprintf("%d file(s) not read by their extension (%s): they are notes, labels or sources beside logs; name a file to read it", n, strings.Join(parts, ", "))})
 	}
 	return files, errs
+}
+
+// notRegular names the kind of file typ is, for a SkipNotRegular detail.
+func notRegular(typ fs.FileMode) string {
+	switch {
+	case typ&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case typ&fs.ModeSocket != 0:
+		return "a socket"
+	case typ&fs.ModeCharDevice != 0:
+		return "a character device"
+	case typ&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }
 
 // linkTarget is the target a symbolic link names, as written, or "?".
