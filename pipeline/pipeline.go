@@ -473,7 +473,10 @@ func (p *Pipeline) count() {
 // never waits for more bytes than a line) and yields one Result per
 // incident as soon as the incident is complete. With Options.IdleFlush an
 // open incident is also emitted once r has been idle that long, which a
-// follower of a live log needs. A read error is yielded as *InputError,
+// follower of a live log needs. When ctx is done while an incident is
+// open, that incident is yielded first (its Notes say the scan was
+// stopped by the caller: it may lack its last lines), then ctx's error,
+// once; so do Reader and Run for a stream. A read error is yielded as *InputError,
 // a nil r as an *InputError matching ErrNoStdin.
 func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
@@ -496,7 +499,14 @@ func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time
 	sc := symbolize.NewScanner(r, so)
 	defer sc.Close()
 	for sc.NextContext(ctx) {
-		res, err := p.Complete(ctx, sc.Crash())
+		cctx := ctx
+		if ctx.Err() != nil {
+			// ctx is done: the scanner hands out the incident that was
+			// open (noted as stopped by the caller) before it stops.
+			// Completing it is bounded work; ctx's error follows once.
+			cctx = context.WithoutCancel(ctx)
+		}
+		res, err := p.complete(cctx, sc.Crash())
 		if err == nil {
 			p.count()
 		}
@@ -585,6 +595,11 @@ func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return p.complete(ctx, c)
+}
+
+// complete is Complete of a usable Pipeline.
+func (p *Pipeline) complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
 	res := &Result{SchemaVersion: SchemaVersion, Crash: c, Input: ContentText}
 	isCore := slices.Contains(c.Formats, "core")
 	if isCore {

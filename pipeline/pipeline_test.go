@@ -442,3 +442,45 @@ func TestUseAfterClose(t *testing.T) {
 		assert.ErrorIs(t, err, ErrClosed)
 	}
 }
+
+// TestCancelOpenIncident: a stream holding half a crash when ctx is done
+// yields the open incident (noted as stopped by the caller) and then ctx's
+// error once, through Text, Reader and Run("-") (review: ctx's error came
+// twice and the incident was dropped).
+func TestCancelOpenIncident(t *testing.T) {
+	crash := mustRead(t, "../testdata/formats/f2-glog07-lwp.txt")
+	half := crash[:len(crash)*2/3]
+	for _, mode := range []string{"Text", "Text+IdleFlush", "Reader", "Run", "Run/Jobs2"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := Options{}
+			switch mode {
+			case "Text+IdleFlush":
+				opts.IdleFlush = time.Minute
+			case "Run/Jobs2":
+				opts.Jobs = 2
+			}
+			p := newPipeline(t, opts)
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			go pw.Write([]byte(half))
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			var seq func(func(*Result, error) bool)
+			switch mode {
+			case "Reader":
+				seq = p.Reader(ctx, "-", pr)
+			case "Run", "Run/Jobs2":
+				seq = p.Run(ctx, pr, "-")
+			default:
+				seq = p.Text(ctx, "-", pr)
+			}
+			rs, errs := collect(t, seq)
+			require.Len(t, errs, 1, "%v", errs)
+			assert.Equal(t, context.DeadlineExceeded, errs[0])
+			require.Len(t, rs, 1)
+			assert.Equal(t, 1, rs[0].StartLine)
+			assert.Equal(t, "FAULT | starrocks::Chunk::append_selective", rs[0].Signature.Key)
+			assert.Contains(t, rs[0].Notes, "scan stopped by the caller while the incident was open")
+		})
+	}
+}
