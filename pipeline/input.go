@@ -103,7 +103,7 @@ func (e *InputError) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 // inputError wraps err for the input name, dropping a *fs.PathError layer
-// that would name the same file again.
+// or a "NAME: " prefix that would name the same file again.
 func inputError(name string, err error) error {
 	var ie *InputError
 	var se *SkipError
@@ -113,6 +113,10 @@ func inputError(name string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == name {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, name+": ") {
+		// A reader that named the file itself (the core reader).
+		err = namedOnce{err, strings.TrimPrefix(msg, name+": ")}
 	}
 	if m, ok := err.(interface{ Unwrap() []error }); ok && errors.Is(err, symbolize.ErrRead) {
 		// The scanner's "reading input: CAUSE": keep both matchable,
@@ -125,6 +129,16 @@ func inputError(name string, err error) error {
 	}
 	return &InputError{Name: name, Err: err}
 }
+
+// namedOnce is an error whose message started with the input name, which
+// InputError prints already: msg is the rest.
+type namedOnce struct {
+	err error
+	msg string
+}
+
+func (e namedOnce) Error() string { return e.msg }
+func (e namedOnce) Unwrap() error { return e.err }
 
 // readError is a read error of the input under the scanner.
 type readError struct{ cause error }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -553,8 +554,20 @@ func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
 	return p.core(ctx, path, core)
 }
 
+// core reads the core file at path (the input name, or a temporary copy
+// of the decompressed input) as the input name: errors name the input
+// once (symbolize.OpenCore would prefix them with path).
 func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error) {
-	c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	c, err := symbolize.NewCore(ctx, f, st.Size(), symbolize.CoreOptions{
 		Binaries:     p.opts.Binaries,
 		DebugDirs:    p.debugDirs,
 		Sysroot:      p.opts.Sysroot,
@@ -565,6 +578,7 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 	if err != nil {
 		return nil, inputError(name, err)
 	}
+	c.Path = name
 	defer c.Close()
 	cr, err := c.Crash(ctx)
 	if err != nil {

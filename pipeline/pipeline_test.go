@@ -484,3 +484,40 @@ func TestCancelOpenIncident(t *testing.T) {
 		})
 	}
 }
+
+// TestCoreErrorNamesInputOnce: a damaged core, plain or compressed, is an
+// *InputError that names the input once and never the temporary copy
+// (review: `x.core: x.core: corrupt core file: EOF`, and the .gz named
+// the deleted /tmp/crashsig-core-NNN).
+func TestCoreErrorNamesInputOnce(t *testing.T) {
+	dir := t.TempDir()
+	zr, err := os.Open("../testdata/core/cores/kern_fp.core.gz")
+	require.NoError(t, err)
+	defer zr.Close()
+	in, err := NewInput("core.gz", zr)
+	require.NoError(t, err)
+	head := make([]byte, 1000)
+	_, err = io.ReadFull(in.Reader(), head)
+	require.NoError(t, err)
+	in.Close()
+	plain := filepath.Join(dir, "trunc.core")
+	require.NoError(t, os.WriteFile(plain, head, 0o600))
+	gz := filepath.Join(dir, "trunc.core.gz")
+	require.NoError(t, os.WriteFile(gz, compress(t, "gzip", head), 0o600))
+	tmp := t.TempDir()
+	p := newPipeline(t, Options{TempDir: tmp})
+	for _, name := range []string{plain, gz} {
+		_, errs := collect(t, p.Run(context.Background(), nil, name))
+		_, cerr := p.Core(context.Background(), name)
+		for _, err := range append(errs, cerr) {
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, name, ie.Name)
+			assert.ErrorIs(t, err, symbolize.ErrCorruptCore)
+			assert.Equal(t, name+": corrupt core file: EOF", err.Error())
+			assert.NotContains(t, ie.Err.Error(), name)
+		}
+	}
+	left, _ := os.ReadDir(tmp)
+	assert.Empty(t, left)
+}
