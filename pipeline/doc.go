@@ -44,7 +44,9 @@
 // classification, the symbolization report and thread groups. Bucketer
 // groups Results by path, signature key and defect into Buckets with
 // counts, versions, first and last seen, sources and a representative.
-// Both encode to the JSON described by result.schema.json (SchemaVersion).
+// Both encode to the JSON described by result.schema.json (SchemaVersion);
+// NewEncoder writes them one per line, byte for byte as the CLI's --json
+// output (json.Marshal escapes <, > and &, which the CLI does not).
 //
 // A Pipeline is safe for concurrent use; Run, File, Reader and Text can be
 // called from several goroutines. File, Reader and Text iterate one input;
