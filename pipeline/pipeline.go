@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,12 +61,16 @@ type Options struct {
 	Generator *signature.Generator
 
 	// VersionOf gives the version of inputs whose crashes do not print
-	// one, keyed by input: a file as named in the input, or a directory
-	// that applies to every file under it (the longest match wins).
-	// AssumeVersion applies to every other input. A version the input
-	// itself prints (the dump, or the startup banner earlier in the same
-	// file) always wins; Result.VersionSource and the evidence say which
-	// was used.
+	// one, keyed by input: a file, or a directory that applies to every
+	// file under it. A key matches the source as spelled, else as a
+	// cleaned absolute path (relative keys and sources are taken from the
+	// working directory at New), so /abs/logs matches the input
+	// logs/be.out; the most specific key wins. AssumeVersion applies to
+	// every other input. A version the input itself prints (the dump, or
+	// the startup banner earlier in the same file) always wins;
+	// Result.VersionSource and the evidence say which was used. New
+	// refuses a version catalog.ParseVersion does not read, and an empty
+	// key, with an *OptionError.
 	VersionOf     map[string]string
 	AssumeVersion string
 
@@ -139,7 +144,38 @@ type Pipeline struct {
 	mods      []symbolize.Module
 	warnings  []string
 	closed    atomic.Bool
+	// versionOf is Options.VersionOf, and its keys as cleaned absolute
+	// paths (sorted by key), taken from the working directory cwd at New.
+	versionOf map[string]string
+	verKeys   []versionKey
+	cwd       string
 }
+
+// versionKey is a key of Options.VersionOf with its absolute path.
+type versionKey struct{ key, abs, ver string }
+
+// OptionError reports an Options value New refuses. For a version that
+// catalog.ParseVersion does not read, errors.Is(err, catalog.ErrVersion)
+// holds.
+type OptionError struct {
+	// Option is the field: "AssumeVersion" or "VersionOf".
+	Option string
+	// Key is the VersionOf key, for Option "VersionOf".
+	Key string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "pipeline: Options.OPTION: CAUSE" (with [KEY] for VersionOf).
+func (e *OptionError) Error() string {
+	if e.Option == "VersionOf" {
+		return fmt.Sprintf("pipeline: Options.VersionOf[%q]: %v", e.Key, e.Err)
+	}
+	return "pipeline: Options." + e.Option + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // ErrClosed is returned (or yielded) by Run, File, Reader, Text, Core and
 // Complete of a Pipeline that was closed, or that was not made by New (a
@@ -175,6 +211,9 @@ func (p *Pipeline) usable() error {
 // when none is given.
 func New(ctx context.Context, opts Options) (*Pipeline, error) {
 	p := &Pipeline{opts: opts, gen: opts.Generator, cat: opts.Catalog}
+	if err := p.setVersions(); err != nil {
+		return nil, err
+	}
 	if p.gen == nil {
 		p.gen = signature.Default()
 	}
@@ -654,27 +693,93 @@ func (p *Pipeline) complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 	return res, nil
 }
 
+// setVersions checks Options.AssumeVersion and VersionOf and keeps the
+// VersionOf keys as absolute paths.
+func (p *Pipeline) setVersions() error {
+	if v := p.opts.AssumeVersion; v != "" {
+		if _, err := catalog.ParseVersion(v); err != nil {
+			return &OptionError{Option: "AssumeVersion", Err: err}
+		}
+	}
+	p.cwd, _ = os.Getwd()
+	p.versionOf = maps.Clone(p.opts.VersionOf)
+	for _, k := range slices.Sorted(maps.Keys(p.versionOf)) {
+		v := p.versionOf[k]
+		if k == "" {
+			return &OptionError{Option: "VersionOf", Key: k, Err: errors.New("empty key: want a file or directory")}
+		}
+		if _, err := catalog.ParseVersion(v); err != nil {
+			return &OptionError{Option: "VersionOf", Key: k, Err: err}
+		}
+		p.verKeys = append(p.verKeys, versionKey{k, p.absPath(k), v})
+	}
+	return nil
+}
+
+// absPath is name as a cleaned absolute path, from the working directory
+// at New; "" for "-" (standard input, matched as spelled only).
+func (p *Pipeline) absPath(name string) string {
+	if name == "-" {
+		return ""
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(p.cwd, name)
+	}
+	return filepath.Clean(name)
+}
+
+// under says whether the cleaned absolute path path is dir or lies under it.
+func under(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if dir != string(filepath.Separator) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+// UnmatchedVersionOf returns the Options.VersionOf keys, sorted, that
+// concern none of paths: no path is the key, lies under it or holds it,
+// compared as cleaned absolute paths (as Run matches the sources it
+// reads). Such an entry gives no input its version, probably a typo; a
+// caller may warn about it before Run.
+func (p *Pipeline) UnmatchedVersionOf(paths ...string) []string {
+	var out []string
+	for _, k := range p.verKeys {
+		matched := false
+		for _, in := range paths {
+			a := p.absPath(in)
+			if in == k.key || a != "" && k.abs != "" && (under(a, k.abs) || under(k.abs, a)) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, k.key)
+		}
+	}
+	return out
+}
+
 // versionFor returns the version given for source and what it was given
 // for (the key of VersionOf, or "every input").
 func (p *Pipeline) versionFor(source string) (string, string) {
-	if v, ok := p.opts.VersionOf[source]; ok {
+	if v, ok := p.versionOf[source]; ok {
 		return v, source
 	}
-	best, bestKey, bestLen := "", "", 0
-	src := filepath.Clean(source)
-	for k, v := range p.opts.VersionOf {
-		dir := filepath.Clean(k)
-		if dir != string(filepath.Separator) {
-			dir += string(filepath.Separator)
-		}
-		// The longest directory wins; keys that clean to the same
-		// directory (logs, logs/, ./logs) are ordered by the key itself,
-		// so that map order never decides.
-		if strings.HasPrefix(src, dir) && (len(dir) > bestLen || len(dir) == bestLen && k < bestKey) {
-			best, bestKey, bestLen = v, k, len(dir)
+	best, bestKey, bestLen := "", "", -1
+	if src := p.absPath(source); src != "" {
+		// The most specific (longest) path wins; keys that are the same
+		// path (logs, logs/, ./logs, /abs/logs) are ordered by the key
+		// itself (verKeys is sorted), so that map order never decides.
+		for _, k := range p.verKeys {
+			if k.abs != "" && under(src, k.abs) && len(k.abs) > bestLen {
+				best, bestKey, bestLen = k.ver, k.key, len(k.abs)
+			}
 		}
 	}
-	if bestKey != "" {
+	if bestLen >= 0 {
 		return best, bestKey
 	}
 	if p.opts.AssumeVersion != "" {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -520,4 +521,86 @@ func TestCoreErrorNamesInputOnce(t *testing.T) {
 	}
 	left, _ := os.ReadDir(tmp)
 	assert.Empty(t, left)
+}
+
+// TestNewRefusesBadVersions: a version catalog.ParseVersion does not read,
+// in AssumeVersion or VersionOf, and an empty VersionOf key are refused by
+// New with an *OptionError (review: "banana" became Result.Version).
+func TestNewRefusesBadVersions(t *testing.T) {
+	for _, tc := range []struct {
+		opts        Options
+		option, key string
+		bad         bool // a bad version, not a bad key
+	}{
+		{Options{AssumeVersion: "banana"}, "AssumeVersion", "", true},
+		{Options{VersionOf: map[string]string{"logs": "3.3.1", crashFile: "banana"}}, "VersionOf", crashFile, true},
+		{Options{VersionOf: map[string]string{"logs": " "}}, "VersionOf", "logs", true},
+		{Options{VersionOf: map[string]string{"": "3.3.1"}}, "VersionOf", "", false},
+	} {
+		p, err := New(context.Background(), tc.opts)
+		assert.Nil(t, p)
+		var oe *OptionError
+		require.ErrorAs(t, err, &oe, "%+v", tc.opts)
+		assert.Equal(t, tc.option, oe.Option)
+		assert.Equal(t, tc.key, oe.Key)
+		assert.Equal(t, tc.bad, errors.Is(err, catalog.ErrVersion), err.Error())
+	}
+	_, err := New(context.Background(), Options{AssumeVersion: "banana"})
+	assert.EqualError(t, err, `pipeline: Options.AssumeVersion: catalog: bad version: "banana" is not X.Y.Z`)
+	for _, ok := range []string{"3.3", "3.3.9", "main", "3.3.5-6d81f75"} {
+		p, err := New(context.Background(), Options{AssumeVersion: ok, VersionOf: map[string]string{"x": ok}})
+		require.NoError(t, err, ok)
+		p.Close()
+	}
+}
+
+// TestVersionOfAbsolutePaths: a VersionOf key matches a source spelled
+// otherwise when both are the same cleaned absolute path, or the source
+// lies under the key; standard input only as spelled (review: a relative
+// key did not match an absolute input and the other way round).
+func TestVersionOfAbsolutePaths(t *testing.T) {
+	const rel = "../testdata/corpus/starrocks/002-trash-sweep-rowsetmetapb-mergefrom.txt"
+	abs, err := filepath.Abs(rel)
+	require.NoError(t, err)
+	version := func(key, input string) (string, VersionSource) {
+		t.Helper()
+		p := newPipeline(t, Options{VersionOf: map[string]string{key: "2.2.1"}})
+		rs, errs := collect(t, p.Run(context.Background(), nil, input))
+		require.Empty(t, errs)
+		for _, r := range rs {
+			if a, _ := filepath.Abs(r.Source); a == abs {
+				return r.Version, r.VersionSource
+			}
+		}
+		t.Fatalf("no result of %s", abs)
+		return "", ""
+	}
+	for _, tc := range [][2]string{
+		{filepath.Dir(rel), abs},
+		{filepath.Dir(abs), rel},
+		{abs, rel},
+		{rel, abs},
+		{"./" + filepath.Dir(rel) + "/", rel},
+		{filepath.Dir(abs) + "/../starrocks", rel},
+		{abs, filepath.Dir(rel)}, // a file under the input directory
+	} {
+		v, src := version(tc[0], tc[1])
+		assert.Equal(t, "2.2.1", v, "key %s, input %s", tc[0], tc[1])
+		assert.Equal(t, VersionFromOptions, src)
+	}
+	v, _ := version(filepath.Dir(abs)+"x", rel)
+	assert.Empty(t, v, "a sibling whose name extends the key's is not under it")
+
+	// The most specific key wins, whatever the spelling.
+	p := newPipeline(t, Options{VersionOf: map[string]string{filepath.Dir(rel): "2.1.1", abs: "2.1.8"}})
+	v, k := p.versionFor(rel)
+	assert.Equal(t, "2.1.8", v)
+	assert.Equal(t, abs, k)
+
+	p = newPipeline(t, Options{VersionOf: map[string]string{"-": "3.3.1", "x": "3.3.2"}})
+	v, _ = p.versionFor("-")
+	assert.Equal(t, "3.3.1", v)
+	assert.Equal(t, []string{"x"}, p.UnmatchedVersionOf("-", rel))
+	p = newPipeline(t, Options{VersionOf: map[string]string{abs: "3.3.1", "/no/such/dir": "3.3.2", filepath.Dir(filepath.Dir(rel)): "3.3.3"}})
+	assert.Equal(t, []string{"/no/such/dir"}, p.UnmatchedVersionOf(filepath.Dir(rel)))
 }
