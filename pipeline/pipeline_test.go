@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -603,4 +604,65 @@ func TestVersionOfAbsolutePaths(t *testing.T) {
 	assert.Equal(t, []string{"x"}, p.UnmatchedVersionOf("-", rel))
 	p = newPipeline(t, Options{VersionOf: map[string]string{abs: "3.3.1", "/no/such/dir": "3.3.2", filepath.Dir(filepath.Dir(rel)): "3.3.3"}})
 	assert.Equal(t, []string{"/no/such/dir"}, p.UnmatchedVersionOf(filepath.Dir(rel)))
+}
+
+// rawPCDump is a glog dump whose frames are raw PCs of sim_fp (module
+// offsets), printing no version.
+const rawPCDump = `*** Aborted at 1751000000 (unix time) try "date -d @1751000000" if you are using GNU date ***
+PC: @     0x5555555593d0 (unknown)
+*** SIGSEGV (@0x40) received by PID 3021 (TID 0x7f6b1c3ff640) LWP(3577) from PID 0; stack trace: ***
+    @     0x7f6c2d842520 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x4251f)
+    @     0x5555555593d0 (/opt/starrocks/be/lib/sim_fp+0x53d0)
+    @     0x55555555952f (/opt/starrocks/be/lib/sim_fp+0x552f)
+    @     0x55555555958c (/opt/starrocks/be/lib/sim_fp+0x558c)
+    @     0x5555555595a9 (/opt/starrocks/be/lib/sim_fp+0x55a9)
+    @     0x7f6c2d894ac3 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
+`
+
+// TestCompleteTwice: Complete is idempotent: the second call on the same
+// crash gives an equal Result, the version still "option" and the frames
+// symbolized once (review: the second call reported the version it had
+// written as printed by the crash).
+func TestCompleteTwice(t *testing.T) {
+	ctx := context.Background()
+	bin := gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(t.TempDir(), "sim_fp"))
+	p := newPipeline(t, Options{Binaries: []string{bin}, AssumeVersion: "3.3.9"})
+	for _, tc := range []struct {
+		text string
+		src  VersionSource
+	}{{rawPCDump, VersionFromOptions}, {mustRead(t, crashFile), VersionFromCrash}, {mustRead(t, "../testdata/formats/f7-jstack.txt"), VersionFromOptions}} {
+		text := tc.text
+		crashes, err := symbolize.ParseAll(ctx, strings.NewReader(text), symbolize.ScanOptions{Source: "x"})
+		require.NoError(t, err)
+		require.Len(t, crashes, 1)
+		first, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		var a bytes.Buffer
+		require.NoError(t, NewEncoder(&a).Encode(first))
+		second, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, NewEncoder(&b).Encode(second))
+		assert.Equal(t, a.String(), b.String())
+		assert.Equal(t, tc.src, first.VersionSource)
+		assert.Equal(t, tc.src, second.VersionSource)
+		assert.Equal(t, first.Classification, second.Classification)
+	}
+	// The raw PCs were symbolized (the first text).
+	crashes, err := symbolize.ParseAll(ctx, strings.NewReader(rawPCDump), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	r, err := p.Complete(ctx, crashes[0])
+	require.NoError(t, err)
+	require.NotNil(t, r.Symbolization)
+	assert.Contains(t, r.Signature.Key, "starrocks::")
+
+	// A version the crash prints stays the crash's on every call.
+	crashes, err = symbolize.ParseAll(ctx, strings.NewReader("3.3.5 RELEASE (build 1a2b3c4 distro centos arch x86_64)\n"+rawPCDump), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	for range 2 {
+		r, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		assert.Equal(t, "3.3.5", r.Version)
+		assert.Equal(t, VersionFromCrash, r.VersionSource)
+	}
 }
