@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/symbolize"
@@ -171,6 +173,13 @@ type Input struct {
 	Kind ContentKind
 	// Compression is "gzip", "zstd", "xz", "bzip2" or "" (none).
 	Compression string
+	// Encoding is "utf-16le" or "utf-16be" when the (decompressed)
+	// content starts with that byte order mark (FF FE or FE FF: what
+	// PowerShell's `>` writes, for one): Reader then gives it transcoded
+	// to UTF-8, the mark dropped, so the lines and their numbers are the
+	// same. "" for anything else, which is read as it is (UTF-16 without a
+	// byte order mark too).
+	Encoding string
 	// MaxCoreBytes bounds the temporary copy CorePath makes of a compressed
 	// core; 0 means DefaultMaxCoreBytes.
 	MaxCoreBytes int64
@@ -387,7 +396,8 @@ func openFIFO(ctx context.Context, path string) (*os.File, error) {
 
 // NewInput identifies the content of r by its bytes, not its name:
 // gzip, zstd, xz and bzip2 streams are decompressed transparently (one
-// layer), an ELF core is ContentCore, other ELF files, archives and binary
+// layer), text with a UTF-16 byte order mark is transcoded to UTF-8
+// (Input.Encoding), an ELF core is ContentCore, other ELF files, archives and binary
 // junk are refused with a *SkipError (errors.Is(err, ErrSkipped)), the
 // rest is ContentText. It reads at most a few KiB before returning.
 func NewInput(name string, r io.Reader) (*Input, error) {
@@ -432,6 +442,15 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	if zr != nil {
 		br = bufio.NewReaderSize(errPrefix{zr, in.Compression}, 64<<10)
 	}
+	if bom, _ := br.Peek(2); len(bom) == 2 && (bom[0] == 0xff && bom[1] == 0xfe || bom[0] == 0xfe && bom[1] == 0xff) {
+		big := bom[0] == 0xfe
+		in.Encoding = "utf-16le"
+		if big {
+			in.Encoding = "utf-16be"
+		}
+		br.Discard(2)
+		br = bufio.NewReaderSize(&utf16Reader{r: br, big: big}, 64<<10)
+	}
 	in.r = br
 	// Look at what one read brought (a file gives a full buffer) without
 	// waiting for more: a pipe or a growing log may have only a line yet.
@@ -448,6 +467,79 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	}
 	in.Kind = kind
 	return in, nil
+}
+
+// utf16Reader transcodes UTF-16 (after its byte order mark) to UTF-8 as
+// it reads: a surrogate pair split between reads is kept for the next
+// one; an unpaired surrogate, and an odd byte at the end, become U+FFFD.
+type utf16Reader struct {
+	r    io.Reader
+	big  bool   // big-endian
+	in   []byte // bytes read and not yet decoded (at most 3)
+	out  []byte // UTF-8 not yet returned (in ob)
+	ob   []byte
+	buf  []byte
+	err  error
+	done bool
+}
+
+func (u *utf16Reader) Read(p []byte) (int, error) {
+	for len(u.out) == 0 {
+		if u.done {
+			return 0, u.err
+		}
+		if u.buf == nil {
+			u.buf = make([]byte, 32<<10)
+		}
+		n, err := u.r.Read(u.buf[len(u.in):])
+		copy(u.buf, u.in) // the undecoded tail goes first
+		data := u.buf[:len(u.in)+n]
+		u.in = u.in[:0]
+		u.out = u.ob[:0]
+		i := 0
+		for ; i+1 < len(data); i += 2 {
+			c := u.unit(data[i:])
+			switch {
+			case !utf16.IsSurrogate(rune(c)):
+				u.out = utf8.AppendRune(u.out, rune(c))
+				continue
+			case c < 0xdc00 && i+3 < len(data): // a high surrogate and the next unit
+				if r := utf16.DecodeRune(rune(c), rune(u.unit(data[i+2:]))); r != utf8.RuneError {
+					u.out = utf8.AppendRune(u.out, r)
+					i += 2
+					continue
+				}
+			case c < 0xdc00 && err == nil:
+				// The low surrogate is still to come.
+				u.in = append(u.in, data[i:]...)
+				i = len(data)
+				continue
+			}
+			u.out = utf8.AppendRune(u.out, utf8.RuneError)
+		}
+		if i < len(data) {
+			if err == nil {
+				u.in = append(u.in, data[i:]...)
+			} else {
+				u.out = utf8.AppendRune(u.out, utf8.RuneError) // an odd byte at the end
+			}
+		}
+		if err != nil {
+			u.done, u.err = true, err
+		}
+		u.ob = u.out
+	}
+	n := copy(p, u.out)
+	u.out = u.out[n:]
+	return n, nil
+}
+
+// unit returns the UTF-16 code unit at the start of b.
+func (u *utf16Reader) unit(b []byte) uint16 {
+	if u.big {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[1])<<8 | uint16(b[0])
 }
 
 // errPrefix names the decompressor in its errors.

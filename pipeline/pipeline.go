@@ -468,7 +468,7 @@ func (p *Pipeline) chunkScanSize(in *Input) int64 {
 	if limit == 0 {
 		limit = DefaultChunkScanBytes
 	}
-	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Kind != ContentText {
+	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Encoding != "" || in.Kind != ContentText {
 		return 0
 	}
 	st, err := in.file.Stat()
