@@ -19,13 +19,16 @@
 // # Inputs
 //
 // Files expands paths (directories recursively, lexical order, hidden
-// entries and non-log extensions skipped). OpenFile and NewInput identify
-// content by its bytes: gzip, zstd, xz and bzip2 are decompressed
-// transparently; an ELF core (ET_CORE) is read with symbolize.OpenCore (a
-// compressed one is first copied to a temporary file, since the core
-// reader needs random access); other ELF files, archives and binary junk
-// are refused with a *SkipError whose Reason says which. Errors name the
-// input once.
+// entries, non-log extensions and, in a walk, FIFOs, sockets and devices
+// skipped). OpenFile and NewInput identify content by its bytes: gzip,
+// zstd, xz and bzip2 are decompressed transparently, and text that starts
+// with a UTF-16 byte order mark (PowerShell's `>`) is transcoded to UTF-8;
+// an ELF core (ET_CORE) is read with symbolize.NewCore (a compressed one
+// is first copied to a temporary file, since the core reader needs random
+// access); other ELF files, archives and binary junk are refused with a
+// *SkipError whose Reason says which. Errors name the input once. A FIFO
+// named as a path is read until its writer closes it, and waits for a
+// writer or input only until the context is done.
 //
 // # Versions
 //
@@ -44,7 +47,9 @@
 // classification, the symbolization report and thread groups. Bucketer
 // groups Results by path, signature key and defect into Buckets with
 // counts, versions, first and last seen, sources and a representative.
-// Both encode to the JSON described by result.schema.json (SchemaVersion).
+// Both encode to the JSON described by result.schema.json (SchemaVersion);
+// NewEncoder writes them one per line, byte for byte as the CLI's --json
+// output (json.Marshal escapes <, > and &, which the CLI does not).
 //
 // A Pipeline is safe for concurrent use; Run, File, Reader and Text can be
 // called from several goroutines. File, Reader and Text iterate one input;

@@ -17,6 +17,10 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/symbolize"
@@ -63,6 +67,10 @@ const (
 	// followed: its target is missing, or it is a directory (a walk does
 	// not follow links to directories, which may loop).
 	SkipSymlink SkipReason = "symlink"
+	// SkipNotRegular: a named pipe (FIFO), socket or device met in a
+	// directory walk: reading it may wait forever or never end, so a walk
+	// reads regular files only. Name a FIFO or device to read it.
+	SkipNotRegular SkipReason = "not-regular-file"
 )
 
 // SkipError reports a skipped input. errors.Is(err, ErrSkipped) holds.
@@ -97,7 +105,7 @@ func (e *InputError) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 // inputError wraps err for the input name, dropping a *fs.PathError layer
-// that would name the same file again.
+// or a "NAME: " prefix that would name the same file again.
 func inputError(name string, err error) error {
 	var ie *InputError
 	var se *SkipError
@@ -107,6 +115,10 @@ func inputError(name string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == name {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, name+": ") {
+		// A reader that named the file itself (the core reader).
+		err = namedOnce{err, strings.TrimPrefix(msg, name+": ")}
 	}
 	if m, ok := err.(interface{ Unwrap() []error }); ok && errors.Is(err, symbolize.ErrRead) {
 		// The scanner's "reading input: CAUSE": keep both matchable,
@@ -119,6 +131,16 @@ func inputError(name string, err error) error {
 	}
 	return &InputError{Name: name, Err: err}
 }
+
+// namedOnce is an error whose message started with the input name, which
+// InputError prints already: msg is the rest.
+type namedOnce struct {
+	err error
+	msg string
+}
+
+func (e namedOnce) Error() string { return e.msg }
+func (e namedOnce) Unwrap() error { return e.err }
 
 // readError is a read error of the input under the scanner.
 type readError struct{ cause error }
@@ -151,6 +173,13 @@ type Input struct {
 	Kind ContentKind
 	// Compression is "gzip", "zstd", "xz", "bzip2" or "" (none).
 	Compression string
+	// Encoding is "utf-16le" or "utf-16be" when the (decompressed)
+	// content starts with that byte order mark (FF FE or FE FF: what
+	// PowerShell's `>` writes, for one): Reader then gives it transcoded
+	// to UTF-8, the mark dropped, so the lines and their numbers are the
+	// same. "" for anything else, which is read as it is (UTF-16 without a
+	// byte order mark too).
+	Encoding string
 	// MaxCoreBytes bounds the temporary copy CorePath makes of a compressed
 	// core; 0 means DefaultMaxCoreBytes.
 	MaxCoreBytes int64
@@ -187,7 +216,7 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 	if in.tmp != "" {
 		return in.tmp, nil
 	}
-	if in.file != nil && in.Compression == "" {
+	if in.regular() && in.Compression == "" {
 		return in.file.Name(), nil
 	}
 	tmp, err := os.CreateTemp(tempDir, "crashsig-core-*")
@@ -256,7 +285,10 @@ func (c countReader) Read(p []byte) (int, error) {
 }
 
 // OpenFile opens the file at path as an Input; see NewInput. Errors are
-// *InputError or *SkipError.
+// *InputError or *SkipError, or ctx's error when ctx is done first. A
+// named pipe (FIFO) is read as it is written: opening it waits for a
+// writer and reading it for input, both only until ctx is done (then
+// reads fail with ctx's error); so do the reads of a device.
 func OpenFile(ctx context.Context, path string) (*Input, error) {
 	return openFile(ctx, path, nil)
 }
@@ -265,23 +297,107 @@ func openFile(ctx context.Context, path string, count *atomic.Int64) (*Input, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	var f *os.File
+	st, err := os.Stat(path)
+	if err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = openFIFO(ctx, path)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
 		return nil, inputError(path, err)
 	}
-	in, err := newInput(path, f, count)
+	var r io.Reader = f
+	stop := func() bool { return false }
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() && ctx.Done() != nil {
+		// A pipe or device may wait for input: a done ctx ends a Read
+		// in progress (through the read deadline of a file the runtime
+		// polls) and every later one.
+		stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) })
+		r = ctxReader{ctx, deadlineReader{ctx, f}}
+	}
+	in, err := newInput(path, r, count)
 	if err != nil {
+		stop()
 		f.Close()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	in.file = f
-	in.closers = append([]func() error{f.Close}, in.closers...)
+	in.closers = append([]func() error{func() error { stop(); return f.Close() }}, in.closers...)
 	return in, nil
+}
+
+// deadlineReader reads a file whose read deadline is set when ctx is
+// done: the deadline's error is ctx's.
+type deadlineReader struct {
+	ctx context.Context
+	f   *os.File
+}
+
+func (d deadlineReader) Read(p []byte) (int, error) {
+	n, err := d.f.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && d.ctx.Err() != nil {
+		err = d.ctx.Err()
+	}
+	return n, err
+}
+
+// openFIFO opens the named pipe at path for reading. open(2) of a FIFO
+// waits for a writer, which no context can interrupt: the open waits in a
+// goroutine, and when ctx is done first, opening the FIFO for writing
+// (without blocking: this function holds a non-blocking reader open for
+// that; a FIFO this process may not write to keeps the goroutine until a
+// writer comes) releases it. The file returned is polled by the runtime, so its
+// reads honour a read deadline.
+func openFIFO(ctx context.Context, path string) (*os.File, error) {
+	guard, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer guard.Close()
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// Not writable by this process: the open ends when a writer
+		// comes; its file is closed then.
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+	o := <-ch // with a writer (w) the open returns
+	w.Close()
+	if o.f != nil {
+		o.f.Close()
+	}
+	return nil, ctx.Err()
 }
 
 // NewInput identifies the content of r by its bytes, not its name:
 // gzip, zstd, xz and bzip2 streams are decompressed transparently (one
-// layer), an ELF core is ContentCore, other ELF files, archives and binary
+// layer), text with a UTF-16 byte order mark is transcoded to UTF-8
+// (Input.Encoding), an ELF core is ContentCore, other ELF files, archives and binary
 // junk are refused with a *SkipError (errors.Is(err, ErrSkipped)), the
 // rest is ContentText. It reads at most a few KiB before returning.
 func NewInput(name string, r io.Reader) (*Input, error) {
@@ -326,6 +442,15 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	if zr != nil {
 		br = bufio.NewReaderSize(errPrefix{zr, in.Compression}, 64<<10)
 	}
+	if bom, _ := br.Peek(2); len(bom) == 2 && (bom[0] == 0xff && bom[1] == 0xfe || bom[0] == 0xfe && bom[1] == 0xff) {
+		big := bom[0] == 0xfe
+		in.Encoding = "utf-16le"
+		if big {
+			in.Encoding = "utf-16be"
+		}
+		br.Discard(2)
+		br = bufio.NewReaderSize(&utf16Reader{r: br, big: big}, 64<<10)
+	}
 	in.r = br
 	// Look at what one read brought (a file gives a full buffer) without
 	// waiting for more: a pipe or a growing log may have only a line yet.
@@ -342,6 +467,79 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	}
 	in.Kind = kind
 	return in, nil
+}
+
+// utf16Reader transcodes UTF-16 (after its byte order mark) to UTF-8 as
+// it reads: a surrogate pair split between reads is kept for the next
+// one; an unpaired surrogate, and an odd byte at the end, become U+FFFD.
+type utf16Reader struct {
+	r    io.Reader
+	big  bool   // big-endian
+	in   []byte // bytes read and not yet decoded (at most 3)
+	out  []byte // UTF-8 not yet returned (in ob)
+	ob   []byte
+	buf  []byte
+	err  error
+	done bool
+}
+
+func (u *utf16Reader) Read(p []byte) (int, error) {
+	for len(u.out) == 0 {
+		if u.done {
+			return 0, u.err
+		}
+		if u.buf == nil {
+			u.buf = make([]byte, 32<<10)
+		}
+		n, err := u.r.Read(u.buf[len(u.in):])
+		copy(u.buf, u.in) // the undecoded tail goes first
+		data := u.buf[:len(u.in)+n]
+		u.in = u.in[:0]
+		u.out = u.ob[:0]
+		i := 0
+		for ; i+1 < len(data); i += 2 {
+			c := u.unit(data[i:])
+			switch {
+			case !utf16.IsSurrogate(rune(c)):
+				u.out = utf8.AppendRune(u.out, rune(c))
+				continue
+			case c < 0xdc00 && i+3 < len(data): // a high surrogate and the next unit
+				if r := utf16.DecodeRune(rune(c), rune(u.unit(data[i+2:]))); r != utf8.RuneError {
+					u.out = utf8.AppendRune(u.out, r)
+					i += 2
+					continue
+				}
+			case c < 0xdc00 && err == nil:
+				// The low surrogate is still to come.
+				u.in = append(u.in, data[i:]...)
+				i = len(data)
+				continue
+			}
+			u.out = utf8.AppendRune(u.out, utf8.RuneError)
+		}
+		if i < len(data) {
+			if err == nil {
+				u.in = append(u.in, data[i:]...)
+			} else {
+				u.out = utf8.AppendRune(u.out, utf8.RuneError) // an odd byte at the end
+			}
+		}
+		if err != nil {
+			u.done, u.err = true, err
+		}
+		u.ob = u.out
+	}
+	n := copy(p, u.out)
+	u.out = u.out[n:]
+	return n, nil
+}
+
+// unit returns the UTF-16 code unit at the start of b.
+func (u *utf16Reader) unit(b []byte) uint16 {
+	if u.big {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[1])<<8 | uint16(b[0])
 }
 
 // errPrefix names the decompressor in its errors.
@@ -457,7 +655,10 @@ const holeNULs = 8
 // walk, a link to a regular file is read under the link's name (the logs
 // of /var/log/containers are links into /var/log/pods); a link to a
 // directory is not followed (links may loop) and a link whose target is
-// missing is not read: both are yielded as *SkipError (SkipSymlink). When
+// missing is not read: both are yielded as *SkipError (SkipSymlink). A
+// named pipe, socket or device met in a walk is yielded as *SkipError
+// (SkipNotRegular): it may wait for input forever; named as a path it is
+// read (see OpenFile). When
 // a directory given holds no file to read but files left out by their
 // extension, one *SkipError (SkipNotLogName) says how many of each, so
 // that a folder of `ticket.md` files does not end in silence.
@@ -551,12 +752,15 @@ func walkDir(ctx context.Context, p string) ([]string, []error) {
 			}
 			typ = st.Mode().Type()
 		}
-		if typ.IsRegular() {
+		switch {
+		case typ.IsRegular():
 			if IsLogName(d.Name()) {
 				files = append(files, named(path))
 			} else {
 				notLog[logExt(d.Name())]++
 			}
+		case !typ.IsDir():
+			errs = append(errs, &SkipError{Name: named(path), Reason: SkipNotRegular, Detail: notRegular(typ) + ", not read in a walk (it may wait for input forever): name it to read it"})
 		}
 		return ctx.Err()
 	})
@@ -571,6 +775,21 @@ func walkDir(ctx context.Context, p string) ([]string, []error) {
 		errs = append(errs, &SkipError{Name: p, Reason: SkipNotLogName, Detail: fmt.Sprintf("%d file(s) not read by their extension (%s): they are notes, labels or sources beside logs; name a file to read it", n, strings.Join(parts, ", "))})
 	}
 	return files, errs
+}
+
+// notRegular names the kind of file typ is, for a SkipNotRegular detail.
+func notRegular(typ fs.FileMode) string {
+	switch {
+	case typ&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case typ&fs.ModeSocket != 0:
+		return "a socket"
+	case typ&fs.ModeCharDevice != 0:
+		return "a character device"
+	case typ&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }
 
 // linkTarget is the target a symbolic link names, as written, or "?".

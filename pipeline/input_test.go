@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"unicode/utf16"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
@@ -341,4 +343,80 @@ func TestOwnOutputSkipped(t *testing.T) {
 			assert.Contains(t, se.Error(), "this is crashsig --json output, not a crash log")
 		}
 	}
+}
+
+// utf16Encode encodes s as UTF-16 with its byte order mark.
+func utf16Encode(s string, big bool) []byte {
+	out := []byte{0xff, 0xfe}
+	if big {
+		out = []byte{0xfe, 0xff}
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		if big {
+			out = append(out, byte(u>>8), byte(u))
+		} else {
+			out = append(out, byte(u), byte(u>>8))
+		}
+	}
+	return out
+}
+
+// TestUTF16Input: a corpus text saved as UTF-16 with a byte order mark
+// (PowerShell's `>`), little- or big-endian, plain or compressed, gives
+// the incidents of the UTF-8 file, line numbers included (review: it was
+// skipped as binary).
+func TestUTF16Input(t *testing.T) {
+	const f = "../testdata/corpus/starrocks/002-trash-sweep-rowsetmetapb-mergefrom.txt"
+	text := mustRead(t, f)
+	ctx := context.Background()
+	p := newPipeline(t, Options{})
+	want, errs := collect(t, p.Text(ctx, f, strings.NewReader(text)))
+	require.Empty(t, errs)
+	require.NotEmpty(t, want)
+	dir := t.TempDir()
+	for _, big := range []bool{false, true} {
+		for _, z := range []string{"", "gzip"} {
+			data := utf16Encode(text, big)
+			if z != "" {
+				data = compress(t, z, data)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("be-%v-%s.out", big, z))
+			require.NoError(t, os.WriteFile(path, data, 0o600))
+			in, err := OpenFile(ctx, path)
+			require.NoError(t, err)
+			assert.Equal(t, map[bool]string{false: "utf-16le", true: "utf-16be"}[big], in.Encoding)
+			assert.Equal(t, ContentText, in.Kind)
+			in.Close()
+			got, errs := collect(t, p.File(ctx, path))
+			require.Empty(t, errs, path)
+			require.Len(t, got, len(want), path)
+			for i := range want {
+				assert.Equal(t, want[i].StartLine, got[i].StartLine)
+				assert.Equal(t, want[i].EndLine, got[i].EndLine)
+				assert.Equal(t, want[i].Threads, got[i].Threads)
+				assert.Equal(t, want[i].Signature.Key, got[i].Signature.Key)
+				assert.Equal(t, want[i].Classification.Path, got[i].Classification.Path)
+			}
+		}
+	}
+}
+
+// TestUTF16Reader: the transcoder keeps surrogate pairs split between
+// reads, and turns unpaired surrogates and an odd last byte into U+FFFD.
+func TestUTF16Reader(t *testing.T) {
+	s := "a😀b\r\nstd::vector<int> é 中\n"
+	for _, big := range []bool{false, true} {
+		data := utf16Encode(s, big)[2:]
+		for _, r := range []io.Reader{bytes.NewReader(data), iotest.OneByteReader(bytes.NewReader(data)), iotest.HalfReader(bytes.NewReader(data))} {
+			got, err := io.ReadAll(&utf16Reader{r: r, big: big})
+			require.NoError(t, err)
+			assert.Equal(t, s, string(got))
+		}
+	}
+	// A lone low surrogate, a high surrogate before a letter, a high
+	// surrogate at the end and an odd byte.
+	le := []byte{0x00, 0xdc, 0x00, 0xd8, 'x', 0, 'y', 0, 0x00, 0xd8, 'z'}
+	got, err := io.ReadAll(&utf16Reader{r: iotest.OneByteReader(bytes.NewReader(le))})
+	require.NoError(t, err)
+	assert.Equal(t, "\ufffd\ufffdxy\ufffd\ufffd", string(got))
 }

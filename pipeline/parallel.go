@@ -28,9 +28,11 @@ type runItem struct {
 // bounds memory; a reader blocked on a full channel waits for its turn.
 func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, paths []string, yield func(*Result, error) bool) {
 	inner, cancel := context.WithCancel(ctx)
+	left := make(chan struct{}) // closed when the consumer is done
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
+		close(left)
 		wg.Wait()
 	}()
 	sem := make(chan struct{}, jobs)       // one token per input started and not yet drained
@@ -75,11 +77,14 @@ func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, p
 				} else {
 					seq = p.File(sctx, name)
 				}
+				// Delivered until the consumer leaves: once the caller's
+				// context is done the input still hands out the incident
+				// it had open, then the context's error, and ends.
 				for r, err := range seq {
 					select {
 					case ch <- runItem{r, err}:
-					case <-inner.Done():
-						return // the consumer left, or the caller's context is done
+					case <-left:
+						return
 					}
 				}
 			}()

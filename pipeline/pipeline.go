@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/signature"
@@ -59,12 +64,16 @@ type Options struct {
 	Generator *signature.Generator
 
 	// VersionOf gives the version of inputs whose crashes do not print
-	// one, keyed by input: a file as named in the input, or a directory
-	// that applies to every file under it (the longest match wins).
-	// AssumeVersion applies to every other input. A version the input
-	// itself prints (the dump, or the startup banner earlier in the same
-	// file) always wins; Result.VersionSource and the evidence say which
-	// was used.
+	// one, keyed by input: a file, or a directory that applies to every
+	// file under it. A key matches the source as spelled, else as a
+	// cleaned absolute path (relative keys and sources are taken from the
+	// working directory at New), so /abs/logs matches the input
+	// logs/be.out; the most specific key wins. AssumeVersion applies to
+	// every other input. A version the input itself prints (the dump, or
+	// the startup banner earlier in the same file) always wins;
+	// Result.VersionSource and the evidence say which was used. New
+	// refuses a version catalog.ParseVersion does not read, and an empty
+	// key, with an *OptionError.
 	VersionOf     map[string]string
 	AssumeVersion string
 
@@ -137,6 +146,70 @@ type Pipeline struct {
 	bins      []*symbolize.Binary
 	mods      []symbolize.Module
 	warnings  []string
+	closed    atomic.Bool
+	// versionOf is Options.VersionOf, and its keys as cleaned absolute
+	// paths (sorted by key), taken from the working directory cwd at New.
+	versionOf map[string]string
+	verKeys   []versionKey
+	cwd       string
+	// filled maps weak.Pointer[symbolize.Crash] to *filledIn: what
+	// Complete wrote into each crash still alive (recordFilled).
+	filled sync.Map
+}
+
+// versionKey is a key of Options.VersionOf with its absolute path.
+type versionKey struct{ key, abs, ver string }
+
+// OptionError reports an Options value New refuses. For a version that
+// catalog.ParseVersion does not read, errors.Is(err, catalog.ErrVersion)
+// holds.
+type OptionError struct {
+	// Option is the field: "AssumeVersion" or "VersionOf".
+	Option string
+	// Key is the VersionOf key, for Option "VersionOf".
+	Key string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "pipeline: Options.OPTION: CAUSE" (with [KEY] for VersionOf).
+func (e *OptionError) Error() string {
+	if e.Option == "VersionOf" {
+		return fmt.Sprintf("pipeline: Options.VersionOf[%q]: %v", e.Key, e.Err)
+	}
+	return "pipeline: Options." + e.Option + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// ErrClosed is returned (or yielded) by Run, File, Reader, Text, Core and
+// Complete of a Pipeline that was closed, or that was not made by New (a
+// zero Pipeline).
+var ErrClosed = errors.New("pipeline: closed (or not made by New)")
+
+// ErrNoStdin is the cause of the *InputError Run yields for "-" when it
+// was given no standard input (a nil reader), and Reader and Text for a
+// nil reader.
+var ErrNoStdin = errors.New("no standard input given")
+
+// usableWith is usable for a stream: a nil r is an *InputError.
+func (p *Pipeline) usableWith(name string, r io.Reader) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if r == nil {
+		return &InputError{Name: name, Err: ErrNoStdin}
+	}
+	return nil
+}
+
+// usable returns ErrClosed when p was closed or not made by New.
+func (p *Pipeline) usable() error {
+	if p == nil || p.gen == nil || p.closed.Load() {
+		return ErrClosed
+	}
+	return nil
 }
 
 // New builds a Pipeline: it opens the binaries (reading their symbol
@@ -144,6 +217,9 @@ type Pipeline struct {
 // when none is given.
 func New(ctx context.Context, opts Options) (*Pipeline, error) {
 	p := &Pipeline{opts: opts, gen: opts.Generator, cat: opts.Catalog}
+	if err := p.setVersions(); err != nil {
+		return nil, err
+	}
 	if p.gen == nil {
 		p.gen = signature.Default()
 	}
@@ -189,8 +265,12 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-// Close closes the binaries.
+// Close closes the binaries. Afterwards Run, File, Reader and Text yield
+// ErrClosed and Core and Complete return it; a second Close does nothing.
 func (p *Pipeline) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
 	var err error
 	for _, b := range p.bins {
 		if e := b.Close(); err == nil {
@@ -227,11 +307,16 @@ func (p *Pipeline) MissingDWO() []error {
 // a stable order, "-" for stdin; see Files and NewInput) and yields one
 // Result per incident, in input order. An input that cannot be read is
 // yielded as a *InputError, one that is skipped as a *SkipError, and the
-// run goes on; when ctx is done its error is yielded last. With
-// Options.Jobs > 1 several inputs are read at once; the sequence is the
-// same.
+// run goes on; when ctx is done its error is yielded last. "-" with a nil
+// stdin is an *InputError matching ErrNoStdin. With Options.Jobs > 1
+// several inputs are read at once; the sequence is the same. A closed
+// Pipeline yields ErrClosed alone.
 func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usable(); err != nil {
+			yield(nil, err)
+			return
+		}
 		if p.opts.Jobs > 1 {
 			p.runParallel(ctx, stdin, p.opts.Jobs, paths, yield)
 			return
@@ -268,6 +353,10 @@ func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) it
 // see NewInput).
 func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usable(); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.started(path)
 		in, err := openFile(ctx, path, p.counter())
 		if err != nil {
@@ -281,9 +370,14 @@ func (p *Pipeline) File(ctx context.Context, path string) iter.Seq2[*Result, err
 
 // Reader yields the Results of one stream named name: its content is
 // identified like a file's (NewInput). To follow a live log, where
-// identification must not wait for bytes, use Text.
+// identification must not wait for bytes, use Text. A nil r is an
+// *InputError matching ErrNoStdin.
 func (p *Pipeline) Reader(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usableWith(name, r); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.started(name)
 		in, err := p.openReader(ctx, name, r)
 		if err != nil {
@@ -374,7 +468,7 @@ func (p *Pipeline) chunkScanSize(in *Input) int64 {
 	if limit == 0 {
 		limit = DefaultChunkScanBytes
 	}
-	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Kind != ContentText {
+	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Encoding != "" || in.Kind != ContentText {
 		return 0
 	}
 	st, err := in.file.Stat()
@@ -425,9 +519,17 @@ func (p *Pipeline) count() {
 // never waits for more bytes than a line) and yields one Result per
 // incident as soon as the incident is complete. With Options.IdleFlush an
 // open incident is also emitted once r has been idle that long, which a
-// follower of a live log needs. A read error is yielded as *InputError.
+// follower of a live log needs. When ctx is done while an incident is
+// open, that incident is yielded first (its Notes say the scan was
+// stopped by the caller: it may lack its last lines), then ctx's error,
+// once; so do Reader and Run for a stream. A read error is yielded as *InputError,
+// a nil r as an *InputError matching ErrNoStdin.
 func (p *Pipeline) Text(ctx context.Context, name string, r io.Reader) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
+		if err := p.usableWith(name, r); err != nil {
+			yield(nil, err)
+			return
+		}
 		p.text(ctx, name, r, p.opts.IdleFlush, false, yield)
 	}
 }
@@ -443,7 +545,14 @@ func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time
 	sc := symbolize.NewScanner(r, so)
 	defer sc.Close()
 	for sc.NextContext(ctx) {
-		res, err := p.Complete(ctx, sc.Crash())
+		cctx := ctx
+		if ctx.Err() != nil {
+			// ctx is done: the scanner hands out the incident that was
+			// open (noted as stopped by the caller) before it stops.
+			// Completing it is bounded work; ctx's error follows once.
+			cctx = context.WithoutCancel(ctx)
+		}
+		res, err := p.complete(cctx, sc.Crash())
 		if err == nil {
 			p.count()
 		}
@@ -464,8 +573,12 @@ func (p *Pipeline) text(ctx context.Context, name string, r io.Reader, idle time
 // decompressed to a temporary file under Options.TempDir, at most
 // Options.MaxCoreBytes) or not, unwinds and symbolizes every thread with
 // the pipeline's binaries and debug directories, and returns its Result.
-// A file that is not a core is an *InputError matching symbolize.ErrNotCore.
+// A file that is not a core is an *InputError matching symbolize.ErrNotCore;
+// a closed Pipeline returns ErrClosed.
 func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
 	in, err := OpenFile(ctx, path)
 	if err != nil {
 		var se *SkipError
@@ -486,8 +599,20 @@ func (p *Pipeline) Core(ctx context.Context, path string) (*Result, error) {
 	return p.core(ctx, path, core)
 }
 
+// core reads the core file at path (the input name, or a temporary copy
+// of the decompressed input) as the input name: errors name the input
+// once (symbolize.OpenCore would prefix them with path).
 func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error) {
-	c, err := symbolize.OpenCore(ctx, path, symbolize.CoreOptions{
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, inputError(name, err)
+	}
+	c, err := symbolize.NewCore(ctx, f, st.Size(), symbolize.CoreOptions{
 		Binaries:     p.opts.Binaries,
 		DebugDirs:    p.debugDirs,
 		Sysroot:      p.opts.Sysroot,
@@ -498,6 +623,7 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 	if err != nil {
 		return nil, inputError(name, err)
 	}
+	c.Path = name
 	defer c.Close()
 	cr, err := c.Crash(ctx)
 	if err != nil {
@@ -519,37 +645,69 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 // Result, which holds c: raw PCs of text crashes are symbolized into c
 // (symbolize.Frames) and a version given by Options is filled in; then c
 // is signed, classified and its threads grouped. Use it when the crashes
-// come from elsewhere (symbolize.ParseAll, a Scanner of your own).
+// come from elsewhere (symbolize.ParseAll, a Scanner of your own). It is
+// idempotent: completing the same crash again with the same Pipeline
+// gives an equal Result (the version it filled in is still reported as
+// given, the raw PCs are not symbolized twice). A closed Pipeline
+// returns ErrClosed.
 func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return p.complete(ctx, c)
+}
+
+// complete is Complete of a usable Pipeline.
+func (p *Pipeline) complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
 	res := &Result{SchemaVersion: SchemaVersion, Crash: c, Input: ContentText}
 	isCore := slices.Contains(c.Formats, "core")
 	if isCore {
 		res.Input = ContentCore
 	}
-	if len(p.mods) > 0 && len(c.Threads) > 0 && !isCore {
+	// What an earlier Complete of c wrote into it is not taken for the
+	// input's own: a second call gives the same Result.
+	var done filledIn
+	if v, ok := p.filled.Load(weak.Make(c)); ok {
+		done = *v.(*filledIn)
+	}
+	var wrote filledIn
+	switch {
+	case done.symbolized:
+		rep := *done.report
+		res.Symbolization = &rep
+	case len(p.mods) > 0 && len(c.Threads) > 0 && !isCore:
 		rep, err := symbolize.SymbolizeInPlace(ctx, c, p.mods...)
 		if err != nil {
 			return nil, inputError(c.Source, err)
 		}
 		res.Symbolization = &rep
+		wrote.symbolized, wrote.report = true, &rep
+	}
+	printed := c.Version
+	if done.version != "" && printed == done.version {
+		printed = ""
 	}
 	given, scope := p.versionFor(c.Source)
 	var evidence string
 	switch {
-	case c.Version != "" && c.VersionFromBanner:
+	case printed != "" && c.VersionFromBanner:
 		res.VersionSource = VersionFromBanner
 		evidence = "version " + c.Version + " from the startup banner earlier in " + c.Source + " (the crash itself does not print it)"
-	case c.Version != "":
+	case printed != "":
 		res.VersionSource = VersionFromCrash
 	case given != "":
 		c.Version = given
 		res.VersionSource = VersionFromOptions
 		evidence = "version " + given + " given by the caller for " + scope + " (the input does not print it)"
+		wrote.version = given
 	}
-	if c.Version != "" && given != "" && res.VersionSource != VersionFromOptions && !sameVersion(given, c.Version) {
+	if wrote != (filledIn{}) {
+		p.recordFilled(c, wrote)
+	}
+	if printed != "" && given != "" && res.VersionSource != VersionFromOptions && !sameVersion(given, c.Version) {
 		evidence = strings.TrimSpace(evidence + "; the input prints version " + c.Version + ", which wins over " + given + " given for " + scope)
 	}
 	sig := p.gen.Generate(c)
@@ -564,27 +722,120 @@ func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 	return res, nil
 }
 
+// setVersions checks Options.AssumeVersion and VersionOf and keeps the
+// VersionOf keys as absolute paths.
+func (p *Pipeline) setVersions() error {
+	if v := p.opts.AssumeVersion; v != "" {
+		if _, err := catalog.ParseVersion(v); err != nil {
+			return &OptionError{Option: "AssumeVersion", Err: err}
+		}
+	}
+	p.cwd, _ = os.Getwd()
+	p.versionOf = maps.Clone(p.opts.VersionOf)
+	for _, k := range slices.Sorted(maps.Keys(p.versionOf)) {
+		v := p.versionOf[k]
+		if k == "" {
+			return &OptionError{Option: "VersionOf", Key: k, Err: errors.New("empty key: want a file or directory")}
+		}
+		if _, err := catalog.ParseVersion(v); err != nil {
+			return &OptionError{Option: "VersionOf", Key: k, Err: err}
+		}
+		p.verKeys = append(p.verKeys, versionKey{k, p.absPath(k), v})
+	}
+	return nil
+}
+
+// absPath is name as a cleaned absolute path, from the working directory
+// at New; "" for "-" (standard input, matched as spelled only).
+func (p *Pipeline) absPath(name string) string {
+	if name == "-" {
+		return ""
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(p.cwd, name)
+	}
+	return filepath.Clean(name)
+}
+
+// under says whether the cleaned absolute path path is dir or lies under it.
+func under(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if dir != string(filepath.Separator) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+// UnmatchedVersionOf returns the Options.VersionOf keys, sorted, that
+// concern none of paths: no path is the key, lies under it or holds it,
+// compared as cleaned absolute paths (as Run matches the sources it
+// reads). Such an entry gives no input its version, probably a typo; a
+// caller may warn about it before Run.
+func (p *Pipeline) UnmatchedVersionOf(paths ...string) []string {
+	var out []string
+	for _, k := range p.verKeys {
+		matched := false
+		for _, in := range paths {
+			a := p.absPath(in)
+			if in == k.key || a != "" && k.abs != "" && (under(a, k.abs) || under(k.abs, a)) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, k.key)
+		}
+	}
+	return out
+}
+
+// filledIn is what Complete wrote into a crash: the version given by
+// Options, and the symbolization of its raw PCs with its report.
+type filledIn struct {
+	version    string
+	symbolized bool
+	report     *symbolize.FramesReport
+}
+
+// recordFilled remembers what Complete wrote into c for as long as c lives
+// (a weak key, deleted by a cleanup once c is collected).
+func (p *Pipeline) recordFilled(c *symbolize.Crash, f filledIn) {
+	k := weak.Make(c)
+	if prev, loaded := p.filled.LoadOrStore(k, &f); loaded {
+		// Fill what this call added (a version given since, say).
+		merged := *prev.(*filledIn)
+		if f.version != "" {
+			merged.version = f.version
+		}
+		if f.symbolized {
+			merged.symbolized, merged.report = true, f.report
+		}
+		p.filled.Store(k, &merged)
+		return
+	}
+	runtime.AddCleanup(c, func(k weak.Pointer[symbolize.Crash]) { p.filled.Delete(k) }, k)
+}
+
 // versionFor returns the version given for source and what it was given
 // for (the key of VersionOf, or "every input").
 func (p *Pipeline) versionFor(source string) (string, string) {
-	if v, ok := p.opts.VersionOf[source]; ok {
+	if v, ok := p.versionOf[source]; ok {
 		return v, source
 	}
-	best, bestKey, bestLen := "", "", 0
-	src := filepath.Clean(source)
-	for k, v := range p.opts.VersionOf {
-		dir := filepath.Clean(k)
-		if dir != string(filepath.Separator) {
-			dir += string(filepath.Separator)
-		}
-		// The longest directory wins; keys that clean to the same
-		// directory (logs, logs/, ./logs) are ordered by the key itself,
-		// so that map order never decides.
-		if strings.HasPrefix(src, dir) && (len(dir) > bestLen || len(dir) == bestLen && k < bestKey) {
-			best, bestKey, bestLen = v, k, len(dir)
+	best, bestKey, bestLen := "", "", -1
+	if src := p.absPath(source); src != "" {
+		// The most specific (longest) path wins; keys that are the same
+		// path (logs, logs/, ./logs, /abs/logs) are ordered by the key
+		// itself (verKeys is sorted), so that map order never decides.
+		for _, k := range p.verKeys {
+			if k.abs != "" && under(src, k.abs) && len(k.abs) > bestLen {
+				best, bestKey, bestLen = k.ver, k.key, len(k.abs)
+			}
 		}
 	}
-	if bestKey != "" {
+	if bestLen >= 0 {
 		return best, bestKey
 	}
 	if p.opts.AssumeVersion != "" {

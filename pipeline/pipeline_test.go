@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -381,4 +383,286 @@ func TestCoreCompressed(t *testing.T) {
 	assert.ErrorAs(t, err, &ie)
 	_, err = p.Core(context.Background(), filepath.Join(dir, "missing.core"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// TestRunNilStdin: "-" with no standard input is an *InputError matching
+// ErrNoStdin, not a panic, and the other inputs are still read (review:
+// Run(ctx, nil, "-") dereferenced the nil reader).
+func TestRunNilStdin(t *testing.T) {
+	ctx := context.Background()
+	for _, jobs := range []int{1, 2} {
+		p := newPipeline(t, Options{Jobs: jobs})
+		rs, errs := collect(t, p.Run(ctx, nil, "-", crashFile))
+		require.Len(t, errs, 1)
+		var ie *InputError
+		require.ErrorAs(t, errs[0], &ie)
+		assert.Equal(t, "-", ie.Name)
+		assert.ErrorIs(t, errs[0], ErrNoStdin)
+		assert.Equal(t, "-: no standard input given", errs[0].Error())
+		require.Len(t, rs, 1)
+		assert.Equal(t, crashFile, rs[0].Source)
+	}
+	p := newPipeline(t, Options{})
+	for name, seq := range map[string]func(func(*Result, error) bool){
+		"Reader": p.Reader(ctx, "x", nil),
+		"Text":   p.Text(ctx, "x", nil),
+	} {
+		rs, errs := collect(t, seq)
+		assert.Empty(t, rs, name)
+		require.Len(t, errs, 1, name)
+		assert.ErrorIs(t, errs[0], ErrNoStdin, name)
+	}
+}
+
+// TestUseAfterClose: every entry point of a closed Pipeline (and of a zero
+// one) fails with ErrClosed instead of classifying without its binaries
+// (review: Run after Close left raw PCs unsymbolized, silently).
+func TestUseAfterClose(t *testing.T) {
+	ctx := context.Background()
+	p, err := New(ctx, Options{NoSystemDebugDirs: true})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "a second Close does nothing")
+	crashes, err := symbolize.ParseAll(ctx, strings.NewReader(mustRead(t, crashFile)), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	require.NotEmpty(t, crashes)
+	for _, q := range []*Pipeline{p, {}} {
+		for name, seq := range map[string]func(func(*Result, error) bool){
+			"Run":    q.Run(ctx, nil, crashFile),
+			"File":   q.File(ctx, crashFile),
+			"Reader": q.Reader(ctx, "x", strings.NewReader("x")),
+			"Text":   q.Text(ctx, "x", strings.NewReader("x")),
+		} {
+			rs, errs := collect(t, seq)
+			assert.Empty(t, rs, name)
+			require.Len(t, errs, 1, name)
+			assert.ErrorIs(t, errs[0], ErrClosed, name)
+		}
+		_, err = q.Core(ctx, "../testdata/core/cores/kern_fp.core.gz")
+		assert.ErrorIs(t, err, ErrClosed)
+		_, err = q.Complete(ctx, crashes[0])
+		assert.ErrorIs(t, err, ErrClosed)
+	}
+}
+
+// TestCancelOpenIncident: a stream holding half a crash when ctx is done
+// yields the open incident (noted as stopped by the caller) and then ctx's
+// error once, through Text, Reader and Run("-") (review: ctx's error came
+// twice and the incident was dropped).
+func TestCancelOpenIncident(t *testing.T) {
+	crash := mustRead(t, "../testdata/formats/f2-glog07-lwp.txt")
+	half := crash[:len(crash)*2/3]
+	for _, mode := range []string{"Text", "Text+IdleFlush", "Reader", "Run", "Run/Jobs2"} {
+		t.Run(mode, func(t *testing.T) {
+			opts := Options{}
+			switch mode {
+			case "Text+IdleFlush":
+				opts.IdleFlush = time.Minute
+			case "Run/Jobs2":
+				opts.Jobs = 2
+			}
+			p := newPipeline(t, opts)
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			go pw.Write([]byte(half))
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			var seq func(func(*Result, error) bool)
+			switch mode {
+			case "Reader":
+				seq = p.Reader(ctx, "-", pr)
+			case "Run", "Run/Jobs2":
+				seq = p.Run(ctx, pr, "-")
+			default:
+				seq = p.Text(ctx, "-", pr)
+			}
+			rs, errs := collect(t, seq)
+			require.Len(t, errs, 1, "%v", errs)
+			assert.Equal(t, context.DeadlineExceeded, errs[0])
+			require.Len(t, rs, 1)
+			assert.Equal(t, 1, rs[0].StartLine)
+			assert.Equal(t, "FAULT | starrocks::Chunk::append_selective", rs[0].Signature.Key)
+			assert.Contains(t, rs[0].Notes, "scan stopped by the caller while the incident was open")
+		})
+	}
+}
+
+// TestCoreErrorNamesInputOnce: a damaged core, plain or compressed, is an
+// *InputError that names the input once and never the temporary copy
+// (review: `x.core: x.core: corrupt core file: EOF`, and the .gz named
+// the deleted /tmp/crashsig-core-NNN).
+func TestCoreErrorNamesInputOnce(t *testing.T) {
+	dir := t.TempDir()
+	zr, err := os.Open("../testdata/core/cores/kern_fp.core.gz")
+	require.NoError(t, err)
+	defer zr.Close()
+	in, err := NewInput("core.gz", zr)
+	require.NoError(t, err)
+	head := make([]byte, 1000)
+	_, err = io.ReadFull(in.Reader(), head)
+	require.NoError(t, err)
+	in.Close()
+	plain := filepath.Join(dir, "trunc.core")
+	require.NoError(t, os.WriteFile(plain, head, 0o600))
+	gz := filepath.Join(dir, "trunc.core.gz")
+	require.NoError(t, os.WriteFile(gz, compress(t, "gzip", head), 0o600))
+	tmp := t.TempDir()
+	p := newPipeline(t, Options{TempDir: tmp})
+	for _, name := range []string{plain, gz} {
+		_, errs := collect(t, p.Run(context.Background(), nil, name))
+		_, cerr := p.Core(context.Background(), name)
+		for _, err := range append(errs, cerr) {
+			var ie *InputError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, name, ie.Name)
+			assert.ErrorIs(t, err, symbolize.ErrCorruptCore)
+			assert.Equal(t, name+": corrupt core file: EOF", err.Error())
+			assert.NotContains(t, ie.Err.Error(), name)
+		}
+	}
+	left, _ := os.ReadDir(tmp)
+	assert.Empty(t, left)
+}
+
+// TestNewRefusesBadVersions: a version catalog.ParseVersion does not read,
+// in AssumeVersion or VersionOf, and an empty VersionOf key are refused by
+// New with an *OptionError (review: "banana" became Result.Version).
+func TestNewRefusesBadVersions(t *testing.T) {
+	for _, tc := range []struct {
+		opts        Options
+		option, key string
+		bad         bool // a bad version, not a bad key
+	}{
+		{Options{AssumeVersion: "banana"}, "AssumeVersion", "", true},
+		{Options{VersionOf: map[string]string{"logs": "3.3.1", crashFile: "banana"}}, "VersionOf", crashFile, true},
+		{Options{VersionOf: map[string]string{"logs": " "}}, "VersionOf", "logs", true},
+		{Options{VersionOf: map[string]string{"": "3.3.1"}}, "VersionOf", "", false},
+	} {
+		p, err := New(context.Background(), tc.opts)
+		assert.Nil(t, p)
+		var oe *OptionError
+		require.ErrorAs(t, err, &oe, "%+v", tc.opts)
+		assert.Equal(t, tc.option, oe.Option)
+		assert.Equal(t, tc.key, oe.Key)
+		assert.Equal(t, tc.bad, errors.Is(err, catalog.ErrVersion), err.Error())
+	}
+	_, err := New(context.Background(), Options{AssumeVersion: "banana"})
+	assert.EqualError(t, err, `pipeline: Options.AssumeVersion: catalog: bad version: "banana" is not X.Y.Z`)
+	for _, ok := range []string{"3.3", "3.3.9", "main", "3.3.5-6d81f75"} {
+		p, err := New(context.Background(), Options{AssumeVersion: ok, VersionOf: map[string]string{"x": ok}})
+		require.NoError(t, err, ok)
+		p.Close()
+	}
+}
+
+// TestVersionOfAbsolutePaths: a VersionOf key matches a source spelled
+// otherwise when both are the same cleaned absolute path, or the source
+// lies under the key; standard input only as spelled (review: a relative
+// key did not match an absolute input and the other way round).
+func TestVersionOfAbsolutePaths(t *testing.T) {
+	const rel = "../testdata/corpus/starrocks/002-trash-sweep-rowsetmetapb-mergefrom.txt"
+	abs, err := filepath.Abs(rel)
+	require.NoError(t, err)
+	version := func(key, input string) (string, VersionSource) {
+		t.Helper()
+		p := newPipeline(t, Options{VersionOf: map[string]string{key: "2.2.1"}})
+		rs, errs := collect(t, p.Run(context.Background(), nil, input))
+		require.Empty(t, errs)
+		for _, r := range rs {
+			if a, _ := filepath.Abs(r.Source); a == abs {
+				return r.Version, r.VersionSource
+			}
+		}
+		t.Fatalf("no result of %s", abs)
+		return "", ""
+	}
+	for _, tc := range [][2]string{
+		{filepath.Dir(rel), abs},
+		{filepath.Dir(abs), rel},
+		{abs, rel},
+		{rel, abs},
+		{"./" + filepath.Dir(rel) + "/", rel},
+		{filepath.Dir(abs) + "/../starrocks", rel},
+		{abs, filepath.Dir(rel)}, // a file under the input directory
+	} {
+		v, src := version(tc[0], tc[1])
+		assert.Equal(t, "2.2.1", v, "key %s, input %s", tc[0], tc[1])
+		assert.Equal(t, VersionFromOptions, src)
+	}
+	v, _ := version(filepath.Dir(abs)+"x", rel)
+	assert.Empty(t, v, "a sibling whose name extends the key's is not under it")
+
+	// The most specific key wins, whatever the spelling.
+	p := newPipeline(t, Options{VersionOf: map[string]string{filepath.Dir(rel): "2.1.1", abs: "2.1.8"}})
+	v, k := p.versionFor(rel)
+	assert.Equal(t, "2.1.8", v)
+	assert.Equal(t, abs, k)
+
+	p = newPipeline(t, Options{VersionOf: map[string]string{"-": "3.3.1", "x": "3.3.2"}})
+	v, _ = p.versionFor("-")
+	assert.Equal(t, "3.3.1", v)
+	assert.Equal(t, []string{"x"}, p.UnmatchedVersionOf("-", rel))
+	p = newPipeline(t, Options{VersionOf: map[string]string{abs: "3.3.1", "/no/such/dir": "3.3.2", filepath.Dir(filepath.Dir(rel)): "3.3.3"}})
+	assert.Equal(t, []string{"/no/such/dir"}, p.UnmatchedVersionOf(filepath.Dir(rel)))
+}
+
+// rawPCDump is a glog dump whose frames are raw PCs of sim_fp (module
+// offsets), printing no version.
+const rawPCDump = `*** Aborted at 1751000000 (unix time) try "date -d @1751000000" if you are using GNU date ***
+PC: @     0x5555555593d0 (unknown)
+*** SIGSEGV (@0x40) received by PID 3021 (TID 0x7f6b1c3ff640) LWP(3577) from PID 0; stack trace: ***
+    @     0x7f6c2d842520 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x4251f)
+    @     0x5555555593d0 (/opt/starrocks/be/lib/sim_fp+0x53d0)
+    @     0x55555555952f (/opt/starrocks/be/lib/sim_fp+0x552f)
+    @     0x55555555958c (/opt/starrocks/be/lib/sim_fp+0x558c)
+    @     0x5555555595a9 (/opt/starrocks/be/lib/sim_fp+0x55a9)
+    @     0x7f6c2d894ac3 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
+`
+
+// TestCompleteTwice: Complete is idempotent: the second call on the same
+// crash gives an equal Result, the version still "option" and the frames
+// symbolized once (review: the second call reported the version it had
+// written as printed by the crash).
+func TestCompleteTwice(t *testing.T) {
+	ctx := context.Background()
+	bin := gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(t.TempDir(), "sim_fp"))
+	p := newPipeline(t, Options{Binaries: []string{bin}, AssumeVersion: "3.3.9"})
+	for _, tc := range []struct {
+		text string
+		src  VersionSource
+	}{{rawPCDump, VersionFromOptions}, {mustRead(t, crashFile), VersionFromCrash}, {mustRead(t, "../testdata/formats/f7-jstack.txt"), VersionFromOptions}} {
+		text := tc.text
+		crashes, err := symbolize.ParseAll(ctx, strings.NewReader(text), symbolize.ScanOptions{Source: "x"})
+		require.NoError(t, err)
+		require.Len(t, crashes, 1)
+		first, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		var a bytes.Buffer
+		require.NoError(t, NewEncoder(&a).Encode(first))
+		second, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, NewEncoder(&b).Encode(second))
+		assert.Equal(t, a.String(), b.String())
+		assert.Equal(t, tc.src, first.VersionSource)
+		assert.Equal(t, tc.src, second.VersionSource)
+		assert.Equal(t, first.Classification, second.Classification)
+	}
+	// The raw PCs were symbolized (the first text).
+	crashes, err := symbolize.ParseAll(ctx, strings.NewReader(rawPCDump), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	r, err := p.Complete(ctx, crashes[0])
+	require.NoError(t, err)
+	require.NotNil(t, r.Symbolization)
+	assert.Contains(t, r.Signature.Key, "starrocks::")
+
+	// A version the crash prints stays the crash's on every call.
+	crashes, err = symbolize.ParseAll(ctx, strings.NewReader("3.3.5 RELEASE (build 1a2b3c4 distro centos arch x86_64)\n"+rawPCDump), symbolize.ScanOptions{Source: "x"})
+	require.NoError(t, err)
+	for range 2 {
+		r, err := p.Complete(ctx, crashes[0])
+		require.NoError(t, err)
+		assert.Equal(t, "3.3.5", r.Version)
+		assert.Equal(t, VersionFromCrash, r.VersionSource)
+	}
 }

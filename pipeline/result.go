@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"encoding/json"
+	"io"
+
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
@@ -67,4 +70,16 @@ type Result struct {
 // Location returns where the incident was seen.
 func (r *Result) Location() signature.Seen {
 	return signature.Seen{Source: r.Source, Line: r.StartLine}
+}
+
+// NewEncoder returns a JSON encoder that writes each Result or Bucket
+// given to Encode as one line, byte for byte as `crashsig classify --json`
+// (and `core --json`, `buckets --json`) prints it: HTML characters (<, >,
+// &) are not escaped, so a frame such as std::vector<int>::at reads as
+// written (json.Marshal and a default json.Encoder write \u003c). Do not
+// call SetIndent or SetEscapeHTML on it if the lines must match the CLI's.
+func NewEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }

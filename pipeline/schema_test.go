@@ -196,3 +196,42 @@ func jsonKeys(typ reflect.Type) []string {
 	}
 	return keys
 }
+
+// TestEncoderMatchesCLI: NewEncoder writes the Results of testdata/formats
+// and the Buckets of the StarRocks corpus byte for byte as the CLI's
+// classify --json and buckets --json (the goldens of examples/crashsig,
+// read from that directory so that the sources are spelled alike); a
+// default json.Encoder does not (it escapes <, > and &).
+func TestEncoderMatchesCLI(t *testing.T) {
+	want, err := os.ReadFile("../testdata/golden/crashsig/classify-formats.jsonl")
+	require.NoError(t, err)
+	wantBuckets, err := os.ReadFile("../testdata/golden/crashsig/buckets-starrocks.jsonl")
+	require.NoError(t, err)
+	t.Chdir("../examples/crashsig")
+	p := newPipeline(t, Options{})
+	var got, plain bytes.Buffer
+	enc, def := NewEncoder(&got), json.NewEncoder(&plain)
+	for r, err := range p.Run(context.Background(), nil, "../../testdata/formats") {
+		require.NoError(t, err)
+		require.NoError(t, enc.Encode(r))
+		require.NoError(t, def.Encode(r))
+	}
+	assert.Equal(t, string(want), got.String())
+	assert.NotEqual(t, string(want), plain.String(), "the default encoder escapes HTML characters")
+
+	// buckets --json: crashes only (no --all), threshold 0.8.
+	b := NewBucketer()
+	for r, err := range p.Run(context.Background(), nil, "../../testdata/corpus/starrocks") {
+		require.NoError(t, err)
+		switch r.Kind {
+		case symbolize.KindThreadDump, symbolize.KindTermination, symbolize.KindLeak:
+			continue
+		}
+		b.Add(r)
+	}
+	got.Reset()
+	for _, bk := range b.Buckets(0.8) {
+		require.NoError(t, enc.Encode(bk))
+	}
+	assert.Equal(t, string(wantBuckets), got.String())
+}

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -55,7 +54,7 @@ func run(ctx context.Context, path string, follow bool, opts pipeline.Options, s
 		return 1
 	}
 	defer p.Close()
-	enc := json.NewEncoder(stdout)
+	enc := pipeline.NewEncoder(stdout) // the bytes classify --json prints
 	for res, err := range p.Text(ctx, path, r) {
 		if err == nil {
 			err = enc.Encode(res)

@@ -91,12 +91,28 @@ func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
 	}
 }
 
-// TestCollectorOnce reads a file once without following.
+// TestCollectorOnce reads a file once without following: its line is
+// byte for byte the one `crashsig classify --json` prints for the file
+// (the CLI's golden, made from the same relative path), '<' and '&'
+// unescaped.
 func TestCollectorOnce(t *testing.T) {
+	const file = "../../testdata/formats/f3-doris-check-then-f1.txt"
 	var out bytes.Buffer
-	code := run(context.Background(), "../../testdata/formats/f3-doris-check-then-f1.txt", false, pipeline.Options{NoSystemDebugDirs: true}, &out, io.Discard)
+	code := run(context.Background(), file, false, pipeline.Options{NoSystemDebugDirs: true}, &out, io.Discard)
 	require.Equal(t, 0, code)
 	var res pipeline.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
 	assert.Equal(t, "check", string(res.Kind))
+
+	golden, err := os.ReadFile("../../testdata/golden/crashsig/classify-formats.jsonl")
+	require.NoError(t, err)
+	var want string
+	for _, l := range strings.SplitAfter(string(golden), "\n") {
+		if strings.HasPrefix(l, `{"schema_version":1,"source":"`+file+`",`) {
+			want += l
+		}
+	}
+	require.NotEmpty(t, want)
+	require.Contains(t, want, "<", "the line holds a character a default encoder escapes")
+	assert.Equal(t, want, out.String())
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -42,8 +41,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	st := runStatus{stderr: stderr}
 	stop := startProgress(stderr, &prog)
 	out := newOutput(stdout)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	enc := pipeline.NewEncoder(out)
 	for res, err := range p.Run(ctx, stdin, paths...) {
 		if err != nil {
 			if !st.report(ctx, err) {

@@ -8,15 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
@@ -193,14 +190,9 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 			return nil, exitUsage, fmt.Errorf("--binary: %w", err)
 		}
 	}
-	versions, err := versionMap(f.versionOf, paths, stderr)
+	versions, err := versionMap(f.versionOf)
 	if err != nil {
 		return nil, exitUsage, err
-	}
-	if f.assumeVersion != "" {
-		if _, err := catalog.ParseVersion(f.assumeVersion); err != nil {
-			return nil, exitUsage, fmt.Errorf("--assume-version: %w", err)
-		}
 	}
 	p, err := pipeline.New(ctx, pipeline.Options{
 		Binaries: f.binaries, Bias: f.bias.v, HasBias: f.bias.set,
@@ -218,8 +210,18 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 		if ctx.Err() != nil {
 			return nil, exitInput, err
 		}
+		var oe *pipeline.OptionError
+		switch {
+		case errors.As(err, &oe) && oe.Option == "AssumeVersion":
+			return nil, exitUsage, fmt.Errorf("--assume-version %q: %w", f.assumeVersion, oe.Err)
+		case errors.As(err, &oe) && oe.Option == "VersionOf":
+			return nil, exitUsage, fmt.Errorf("--version-of %q: %w", oe.Key+"="+versions[oe.Key], oe.Err)
+		}
 		// pipeline.New fails on a --binary it cannot open.
 		return nil, exitUsage, fmt.Errorf("--binary: %w", err)
+	}
+	for _, src := range p.UnmatchedVersionOf(paths...) {
+		fmt.Fprintf(stderr, "crashsig: warning: --version-of %s: matches no input (inputs: %s)\n", src, strings.Join(paths, " "))
 	}
 	for _, n := range cat.Notes() {
 		fmt.Fprintf(stderr, "crashsig: catalog: %s\n", n)
@@ -230,82 +232,19 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 	return p, 0, nil
 }
 
-// versionMap checks the --version-of entries and returns them keyed as
-// the pipeline names sources. An entry matches an input when it names the
-// same file or directory (compared as cleaned absolute paths, so that
-// /abs/logs/be.out matches the input logs/be.out), a file or directory
-// under an input directory, or a directory holding an input; it is then
-// also keyed by the input's own spelling. An entry that matches no input
-// is kept and warned about on stderr.
-func versionMap(entries, paths []string, stderr io.Writer) (map[string]string, error) {
+// versionMap reads the --version-of SOURCE=VERSION entries. The pipeline
+// checks the versions (pipeline.OptionError) and matches SOURCE to the
+// inputs, also as cleaned absolute paths.
+func versionMap(entries []string) (map[string]string, error) {
 	versions := map[string]string{}
-	type respelling struct {
-		key, ver string
-		depth    int // path length of the entry: the most specific wins
-	}
-	var extra []respelling
 	for _, kv := range entries {
 		src, ver, ok := strings.Cut(kv, "=")
 		if !ok || src == "" || ver == "" {
 			return nil, fmt.Errorf("--version-of %q: want SOURCE=VERSION", kv)
 		}
-		if _, err := catalog.ParseVersion(ver); err != nil {
-			return nil, fmt.Errorf("--version-of %q: %w", kv, err)
-		}
 		versions[src] = ver
-		matched := false
-		for _, in := range paths {
-			key, ok := matchSource(src, in)
-			if !ok {
-				continue
-			}
-			matched = true
-			if key != src {
-				abs, _ := filepath.Abs(src)
-				extra = append(extra, respelling{key, ver, len(abs)})
-			}
-		}
-		if !matched {
-			fmt.Fprintf(stderr, "crashsig: warning: --version-of %s: matches no input (inputs: %s)\n", src, strings.Join(paths, " "))
-		}
-	}
-	// Entries as given win over the respellings, and a more specific
-	// entry over a directory holding it.
-	sort.SliceStable(extra, func(i, j int) bool { return extra[i].depth > extra[j].depth })
-	for _, e := range extra {
-		if _, ok := versions[e.key]; !ok {
-			versions[e.key] = e.ver
-		}
 	}
 	return versions, nil
-}
-
-// matchSource reports whether the --version-of source src concerns the
-// input in, and the key under which the pipeline will see it: in itself
-// when src is in or a directory holding it, in joined with the rest of
-// src when src lies under the input directory in.
-func matchSource(src, in string) (string, bool) {
-	if src == in {
-		return src, true
-	}
-	if in == "-" || src == "-" {
-		return "", false
-	}
-	as, err1 := filepath.Abs(src)
-	ai, err2 := filepath.Abs(in)
-	if err1 != nil || err2 != nil {
-		return "", false
-	}
-	if as == ai {
-		return in, true
-	}
-	if rel, err := filepath.Rel(as, ai); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return in, true // src is a directory holding the input
-	}
-	if rel, err := filepath.Rel(ai, as); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.Join(in, rel), true // src lies under the input directory
-	}
-	return "", false
 }
 
 // runStatus accumulates what a command that reads inputs saw, and turns it

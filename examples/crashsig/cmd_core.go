@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -87,9 +86,7 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "crashsig: %s: warning: %s\n", pos[0], w)
 		}
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.Encode(res)
+		pipeline.NewEncoder(out).Encode(res)
 		return out.close(stderr, exitOK)
 	}
 	corePath, err := in.CorePath(ctx, "")

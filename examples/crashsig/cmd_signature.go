@@ -235,8 +235,7 @@ func cmdBuckets(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	buckets := b.Buckets(*threshold)
 	out := newOutput(stdout)
 	if *asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
+		enc := pipeline.NewEncoder(out)
 		for _, bk := range buckets {
 			enc.Encode(bk)
 		}
