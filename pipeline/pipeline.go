@@ -267,6 +267,9 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 
 // Close closes the binaries. Afterwards Run, File, Reader and Text yield
 // ErrClosed and Core and Complete return it; a second Close does nothing.
+// Call it once every Run (and File, Reader, Text) loop has ended: a run
+// still going when Close is called loses its binaries under it, and the
+// raw PCs it has not symbolized yet stay unsymbolized.
 func (p *Pipeline) Close() error {
 	if p.closed.Swap(true) {
 		return nil
