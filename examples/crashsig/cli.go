@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crashsig/crashsig/internal/magic"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 )
@@ -184,11 +183,6 @@ func (f *pipelineFlags) open(ctx context.Context, stderr io.Writer, progress *pi
 	cat, err := loadCatalog(ctx, f.catalogs)
 	if err != nil {
 		return nil, exitUsage, fmt.Errorf("--catalog: %w", err)
-	}
-	for _, b := range f.binaries {
-		if err := checkBinaryFile(b); err != nil {
-			return nil, exitUsage, fmt.Errorf("--binary: %w", err)
-		}
 	}
 	versions, err := versionMap(f.versionOf)
 	if err != nil {
@@ -366,22 +360,4 @@ func startProgress(stderr io.Writer, p *pipeline.Progress) func() {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// checkBinaryFile refuses a compressed binary up front (a usage error,
-// before any input is read) with the error the binary reader gives it
-// (symbolize.ErrCompressed). Other problems (a missing file, not ELF) are left
-// to the binary reader, which names them.
-func checkBinaryFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	head := make([]byte, 6)
-	n, _ := io.ReadFull(f, head)
-	if c := magic.Compression(head[:n]); c != "" {
-		return fmt.Errorf("%s: %s stream: %w", path, c, symbolize.ErrCompressed)
-	}
-	return nil
 }

@@ -39,11 +39,16 @@ func cmdCore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "crashsig: --max-frames %d: want 1 or more (0: the default)\n", *maxFrames)
 		return exitUsage
 	}
+	// A --binary the binary reader refuses (missing, not ELF, compressed:
+	// symbolize.ErrCompressed) is a usage error, as for classify, whose
+	// pipeline opens them; the core reader would only note it.
 	for _, b := range pf.binaries {
-		if err := checkBinaryFile(b); err != nil {
+		bin, err := symbolize.OpenBinary(b, symbolize.BinaryOptions{})
+		if err != nil {
 			fmt.Fprintf(stderr, "crashsig: --binary: %v\n", err)
 			return exitUsage
 		}
+		bin.Close()
 	}
 	// The core is opened as classify opens it: .gz, .zst, .xz and .bz2
 	// cores are decompressed to a temporary file (removed on return).

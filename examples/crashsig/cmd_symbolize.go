@@ -60,15 +60,6 @@ func cmdSymbolize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitUsage
 	}
 	lookupExact := *exact && !*retAddrs
-	for _, f := range []string{*bin, *debugFile} {
-		if f == "" {
-			continue
-		}
-		if err := checkBinaryFile(f); err != nil {
-			fmt.Fprintf(stderr, "crashsig: %v\n", err)
-			return exitInput
-		}
-	}
 	dirs := []string(debugDirs)
 	if !*noSystemDebug {
 		dirs = append(dirs, pipeline.SystemDebugDirs()...)
