@@ -9,13 +9,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/signature"
@@ -152,9 +149,6 @@ type Pipeline struct {
 	versionOf map[string]string
 	verKeys   []versionKey
 	cwd       string
-	// filled maps weak.Pointer[symbolize.Crash] to *filledIn: what
-	// Complete wrote into each crash still alive (recordFilled).
-	filled sync.Map
 }
 
 // versionKey is a key of Options.VersionOf with its absolute path.
@@ -648,11 +642,11 @@ func (p *Pipeline) core(ctx context.Context, name, path string) (*Result, error)
 // Result, which holds c: raw PCs of text crashes are symbolized into c
 // (symbolize.Frames) and a version given by Options is filled in; then c
 // is signed, classified and its threads grouped. Use it when the crashes
-// come from elsewhere (symbolize.ParseAll, a Scanner of your own). It is
-// idempotent: completing the same crash again with the same Pipeline
-// gives an equal Result (the version it filled in is still reported as
-// given, the raw PCs are not symbolized twice). A closed Pipeline
-// returns ErrClosed.
+// come from elsewhere (symbolize.ParseAll, a Scanner of your own).
+// Completing the same crash again gives the same answer: the version it
+// filled in is still reported as given (Crash.VersionGiven), and frames
+// already symbolized are left as they are, so the second Result's
+// Symbolization reports no new frame. A closed Pipeline returns ErrClosed.
 func (p *Pipeline) Complete(ctx context.Context, c *symbolize.Crash) (*Result, error) {
 	if err := p.usable(); err != nil {
 		return nil, err
@@ -670,27 +664,17 @@ func (p *Pipeline) complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 	if isCore {
 		res.Input = ContentCore
 	}
-	// What an earlier Complete of c wrote into it is not taken for the
-	// input's own: a second call gives the same Result.
-	var done filledIn
-	if v, ok := p.filled.Load(weak.Make(c)); ok {
-		done = *v.(*filledIn)
-	}
-	var wrote filledIn
-	switch {
-	case done.symbolized:
-		rep := *done.report
-		res.Symbolization = &rep
-	case len(p.mods) > 0 && len(c.Threads) > 0 && !isCore:
+	if len(p.mods) > 0 && len(c.Threads) > 0 && !isCore {
+		// Frames an earlier call symbolized are left alone (Symbolized).
 		rep, err := symbolize.SymbolizeInPlace(ctx, c, p.mods...)
 		if err != nil {
 			return nil, inputError(c.Source, err)
 		}
 		res.Symbolization = &rep
-		wrote.symbolized, wrote.report = true, &rep
 	}
+	// A version an earlier call filled in is the caller's, not printed.
 	printed := c.Version
-	if done.version != "" && printed == done.version {
+	if c.VersionGiven {
 		printed = ""
 	}
 	given, scope := p.versionFor(c.Source)
@@ -702,13 +686,12 @@ func (p *Pipeline) complete(ctx context.Context, c *symbolize.Crash) (*Result, e
 	case printed != "":
 		res.VersionSource = VersionFromCrash
 	case given != "":
-		c.Version = given
+		c.Version, c.VersionGiven = given, true
 		res.VersionSource = VersionFromOptions
 		evidence = "version " + given + " given by the caller for " + scope + " (the input does not print it)"
-		wrote.version = given
-	}
-	if wrote != (filledIn{}) {
-		p.recordFilled(c, wrote)
+	case c.VersionGiven:
+		// Filled in by an earlier call whose options this Pipeline lacks.
+		res.VersionSource = VersionFromOptions
 	}
 	if printed != "" && given != "" && res.VersionSource != VersionFromOptions && !sameVersion(given, c.Version) {
 		evidence = strings.TrimSpace(evidence + "; the input prints version " + c.Version + ", which wins over " + given + " given for " + scope)
@@ -794,33 +777,6 @@ func (p *Pipeline) UnmatchedVersionOf(paths ...string) []string {
 	return out
 }
 
-// filledIn is what Complete wrote into a crash: the version given by
-// Options, and the symbolization of its raw PCs with its report.
-type filledIn struct {
-	version    string
-	symbolized bool
-	report     *symbolize.FramesReport
-}
-
-// recordFilled remembers what Complete wrote into c for as long as c lives
-// (a weak key, deleted by a cleanup once c is collected).
-func (p *Pipeline) recordFilled(c *symbolize.Crash, f filledIn) {
-	k := weak.Make(c)
-	if prev, loaded := p.filled.LoadOrStore(k, &f); loaded {
-		// Fill what this call added (a version given since, say).
-		merged := *prev.(*filledIn)
-		if f.version != "" {
-			merged.version = f.version
-		}
-		if f.symbolized {
-			merged.symbolized, merged.report = true, f.report
-		}
-		p.filled.Store(k, &merged)
-		return
-	}
-	runtime.AddCleanup(c, func(k weak.Pointer[symbolize.Crash]) { p.filled.Delete(k) }, k)
-}
-
 // versionFor returns the version given for source and what it was given
 // for (the key of VersionOf, or "every input").
 func (p *Pipeline) versionFor(source string) (string, string) {
@@ -828,7 +784,11 @@ func (p *Pipeline) versionFor(source string) (string, string) {
 		return v, source
 	}
 	best, bestKey, bestLen := "", "", -1
-	if src := p.absPath(source); src != "" {
+	src := ""
+	if len(p.verKeys) > 0 {
+		src = p.absPath(source) // without VersionOf no path is built per incident
+	}
+	if src != "" {
 		// The most specific (longest) path wins; keys that are the same
 		// path (logs, logs/, ./logs, /abs/logs) are ordered by the key
 		// itself (verKeys is sorted), so that map order never decides.

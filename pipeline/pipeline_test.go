@@ -641,6 +641,15 @@ func TestCompleteTwice(t *testing.T) {
 		require.NoError(t, NewEncoder(&a).Encode(first))
 		second, err := p.Complete(ctx, crashes[0])
 		require.NoError(t, err)
+		// The second call finds the frames symbolized already: its report
+		// says so, and everything else is the first Result's.
+		if first.Symbolization != nil {
+			require.NotNil(t, second.Symbolization)
+			assert.Zero(t, second.Symbolization.Symbolized)
+			assert.Zero(t, second.Symbolization.Inlined)
+			s := *first.Symbolization
+			second.Symbolization = &s
+		}
 		var b bytes.Buffer
 		require.NoError(t, NewEncoder(&b).Encode(second))
 		assert.Equal(t, a.String(), b.String())

@@ -154,6 +154,11 @@ type Crash struct {
 	// incident's own text. It is not part of the JSON; the pipeline
 	// package reports it as the result's version_source.
 	VersionFromBanner bool `json:"-"`
+	// VersionGiven says that Version was filled in by the caller (the
+	// pipeline's Options.VersionOf or AssumeVersion), not read from the
+	// input: completing the crash again takes it for given, not printed.
+	// Not part of the JSON (the result's version_source says it).
+	VersionGiven bool `json:"-"`
 	// Build is the build commit hash printed by the dump, BuildType the
 	// build type (RELEASE, DEBUG, ASAN).
 	Build     string `json:"build,omitempty"`
