@@ -619,10 +619,10 @@ PC: @     0x5555555593d0 (unknown)
     @     0x7f6c2d894ac3 (/usr/lib/x86_64-linux-gnu/libc.so.6+0x94ac2)
 `
 
-// TestCompleteTwice: Complete is idempotent: the second call on the same
-// crash gives an equal Result, the version still "option" and the frames
-// symbolized once (review: the second call reported the version it had
-// written as printed by the crash).
+// TestCompleteTwice: a second Complete of the same crash gives the same
+// Result but for its Symbolization report (no new frame: they were
+// symbolized once), the version still "option" (review: the second call
+// reported the version it had written as printed by the crash).
 func TestCompleteTwice(t *testing.T) {
 	ctx := context.Background()
 	bin := gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(t.TempDir(), "sim_fp"))
