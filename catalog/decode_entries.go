@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -240,12 +241,32 @@ func (d *decoder) checkVersions(df *Defect, field string, seen map[string]*yaml.
 				d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q includes its branch's fix %s", r.Text, fv)
 			}
 		}
-		if r.Kind == RangeFrom || r.Kind == RangeBranch {
+		if r.Kind == RangeBranch {
 			if fv, ok := fixedOn[r.From.Branch()]; ok {
 				d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q is open-ended but branch %s has the fix %s: write \"A - B\" ending before the fix", r.Text, r.From.Branch(), fv)
 			}
 		}
+		if r.Kind == RangeFrom {
+			// ">= A" covers A's branch and every later one: a fix on any
+			// of them contradicts it (the first such fix is named).
+			for _, fv := range fixesInOrder(df) {
+				if r.coversBranch(fv) {
+					d.errf(at("affected"), fmt.Sprintf("%s.affected[%d]", field, i), ErrInvalid, "range %q is open-ended but branch %s, which it covers, has the fix %s: write \"A - B\" ending before the fix, one range per branch", r.Text, fv.Branch(), fv)
+					break
+				}
+			}
+		}
 	}
+}
+
+// fixesInOrder returns the established and likely fixes of df in file
+// order, established first.
+func fixesInOrder(df *Defect) []Version {
+	out := slices.Clone(df.fixed)
+	for _, lf := range df.fixedLikely {
+		out = append(out, lf.Version)
+	}
+	return out
 }
 
 func overlaps(a, b Range) bool {

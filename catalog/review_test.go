@@ -1,0 +1,47 @@
+package catalog
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reviewDefect is a minimal valid defect file with extra version lines.
+func reviewDefect(extra string) []byte {
+	return []byte(`schema: 1
+revision: "r1"
+defects:
+  - id: SR-1-review
+    product: starrocks
+    title: "t"
+    match:
+      - frames: ["starrocks::A::b"]
+    links: ["https://github.com/StarRocks/starrocks/issues/1"]
+    tests: ["testdata/x.txt"]
+` + extra)
+}
+
+// An open-ended range ">= A" covers A's branch and every later one, so a
+// fix on any of those branches contradicts it, not only a fix on A's own
+// branch: ">= 3.2.0" with "fixed: 3.4.1" says 3.4.5 is affected while the
+// status answer calls it should-already-be-fixed.
+func TestOpenRangeCoversLaterBranchFix(t *testing.T) {
+	for _, extra := range []string{
+		"    affected: [\">= 3.2.0\"]\n    fixed: [\"3.4.1\"]\n",
+		"    affected: [\">= 3.2.0\"]\n    fixed_likely: [\"3.3.2 (2024-06-21)\"]\n",
+	} {
+		_, err := Parse("open.yaml", reviewDefect(extra))
+		require.Error(t, err, extra)
+		var e *Error
+		require.True(t, errors.As(err, &e), extra)
+		assert.ErrorIs(t, err, ErrInvalid)
+		assert.Equal(t, "defects[0].affected[0]", e.Field, extra)
+		assert.Equal(t, 11, e.Line, extra)
+		assert.Contains(t, e.Msg, "open-ended", extra)
+	}
+	// A fix on an earlier branch than the range's start is no contradiction.
+	_, err := Parse("open-ok.yaml", reviewDefect("    affected: [\">= 3.4.0\"]\n    fixed: [\"3.3.9\"]\n"))
+	require.NoError(t, err)
+}
