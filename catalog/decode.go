@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -65,6 +66,10 @@ func Parse(name string, data []byte) (f *File, err error) {
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
+		} else {
+			// The reader's own errors (invalid UTF-8, control
+			// characters) carry no position: find the byte.
+			line = unreadableLine(data)
 		}
 		if msg == "EOF" {
 			msg = "empty file"
@@ -125,6 +130,28 @@ func Parse(name string, data []byte) (f *File, err error) {
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// unreadableLine returns the 1-based line of the first byte the YAML
+// reader refuses (invalid UTF-8, or a character outside YAML's printable
+// set: C0 and C1 controls but tab, LF, CR and NEL; DEL; surrogates;
+// U+FFFE, U+FFFF), 0 when there is none.
+func unreadableLine(data []byte) int {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		ok := !(r == utf8.RuneError && size <= 1) &&
+			(r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+				r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff)
+		if !ok {
+			return line
+		}
+		if r == '\n' {
+			line++
+		}
+		i += size
+	}
+	return 0
+}
 
 func (d *decoder) uniqueIDs(f *File) {
 	seen := map[string]int{}

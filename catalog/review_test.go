@@ -45,3 +45,24 @@ func TestOpenRangeCoversLaterBranchFix(t *testing.T) {
 	_, err := Parse("open-ok.yaml", reviewDefect("    affected: [\">= 3.4.0\"]\n    fixed: [\"3.3.9\"]\n"))
 	require.NoError(t, err)
 }
+
+// A file with a byte YAML refuses (invalid UTF-8, a control character) is
+// reported with the line of that byte, not line 0: the parser's own
+// message has no position.
+func TestUnreadableByteHasLine(t *testing.T) {
+	for name, bad := range map[string]string{
+		"nonutf8.yaml": "\xff\xfe",
+		"control.yaml": "\x01",
+		"nul.yaml":     "\x00",
+		"c1.yaml":      "\u0090",
+	} {
+		data := []byte(string(reviewDefect("")) + "    note: \"ok\"\n    workaround: \"x" + bad + "y\"\n")
+		_, err := Parse(name, data)
+		require.Error(t, err, name)
+		var e *Error
+		require.True(t, errors.As(err, &e), name)
+		assert.ErrorIs(t, err, ErrSyntax, name)
+		assert.Equal(t, 12, e.Line, "%s: %v", name, err)
+		assert.Contains(t, e.Error(), name+":12: ", name)
+	}
+}
