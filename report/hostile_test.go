@@ -72,7 +72,8 @@ func TestHostileTextStaysInert(t *testing.T) {
 	for _, h := range pc.hrefs {
 		assert.False(t, strings.HasPrefix(strings.ToLower(h), "javascript:"), "href %q", h)
 	}
-	assert.Contains(t, pc.hrefs, "#ZgotmplZ", "the javascript: link is neutralized by html/template")
+	assert.NotContains(t, pc.hrefs, "#ZgotmplZ", "the javascript: link is not made a link at all")
+	assert.Contains(t, s, "<code>javascript:alert(6)</code>", "the javascript: link is shown as text")
 	assert.Equal(t, 1, strings.Count(s, "<script"), "only the page's own script element")
 	assert.Equal(t, 1, strings.Count(s, "</script"), "no script end tag from input")
 	assert.Equal(t, 1, strings.Count(s, "</style"), "no style end tag from input")

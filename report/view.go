@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,8 +128,27 @@ type section struct {
 
 type defectView struct {
 	ID, Title, Workaround, Confidence string
-	Links                             []string
+	Links                             []linkView
 	Affected, Fixed, FixedLikely      string
+}
+
+// linkView is a defect link: a link when it is an http(s) URL (Href),
+// else text.
+type linkView struct {
+	Text string
+	Href bool
+}
+
+// httpLink reports whether l is an absolute http or https URL with a
+// host: the only links the page makes. Anything else a buckets file or
+// a catalog may hold (a relative path, which would open a file beside a
+// page read from file://, //host, mailto:) is shown as text.
+func httpLink(l string) bool {
+	if l != strings.TrimSpace(l) {
+		return false
+	}
+	u, err := url.Parse(l)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
 }
 
 type repView struct {
@@ -455,8 +475,8 @@ func rowOf(b *Bucket, rank int, bins *binner) row {
 	}
 	if b.Defect != nil {
 		r.Defect, r.DefectTitle = clip(b.Defect.ID, clipName), clip(b.Defect.Title, clipName)
-		if len(b.Defect.Links) > 0 {
-			r.DefectLink = b.Defect.Links[0]
+		if i := slices.IndexFunc(b.Defect.Links, httpLink); i >= 0 {
+			r.DefectLink = b.Defect.Links[i]
 		}
 	}
 	r.First, r.FirstSort = seen(b.FirstTime, b.First.Source, b.First.Line)
@@ -499,7 +519,7 @@ func sectionOf(b *Bucket, r row, anchorOf map[string]string) section {
 			Affected:   clip(strings.Join(d.Affected, ", "), clipName), Fixed: clip(strings.Join(d.Fixed, ", "), clipName),
 			FixedLikely: clip(strings.Join(d.FixedLikely, ", "), clipName)}
 		for _, l := range d.Links[:min(len(d.Links), 8)] {
-			dv.Links = append(dv.Links, l)
+			dv.Links = append(dv.Links, linkView{Text: l, Href: httpLink(l)})
 		}
 		s.Defect = dv
 	}
