@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/crashsig/crashsig/pipeline"
 )
 
@@ -57,6 +59,12 @@ func (matchFn) ProcessElement(ctx context.Context, glob string, emit func(string
 	files, err := expand(ctx, glob)
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		// Not an error (Beam allows an empty wildcard match), but a typo
+		// in a glob must not pass in silence.
+		beam.NewCounter("crashsig", "empty_globs").Inc(ctx, 1)
+		log.Warnf(ctx, "--input %q matches no file", glob)
 	}
 	for _, f := range files {
 		emit(f)

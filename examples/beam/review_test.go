@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A wildcard --input that matches no file is not an error (Beam's own
+// matching allows an empty wildcard), but it is counted and logged, not
+// passed over in silence: a typo in a glob otherwise gives two empty files
+// and exit status 0.
+func TestEmptyGlobCounted(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.out"), []byte("no crash here\n"), 0o644))
+	out := t.TempDir()
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, []string{filepath.Join(dir, "*.log"), filepath.Join(dir, "missing", "**"), filepath.Join(dir, "*.out")}, out, Config{Threshold: 0.8})
+	res, err := prism.Execute(context.Background(), p)
+	require.NoError(t, err)
+	var empty int64
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Namespace() == "crashsig" && c.Name() == "empty_globs" {
+			empty += c.Result()
+		}
+	}
+	assert.Equal(t, int64(2), empty, "two globs matched nothing")
+}
