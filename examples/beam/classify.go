@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/crashsig/crashsig/symbolize"
 	"github.com/crashsig/crashsig/symbolize/debuginfod"
@@ -40,6 +41,22 @@ type Config struct {
 	// DebuginfodURLs are debuginfod servers (space-separated, as
 	// DEBUGINFOD_URLS); empty: no network.
 	DebuginfodURLs string
+}
+
+// Check refuses, before the job starts, the flag values the CLI refuses
+// as usage errors: a threshold outside [0, 1] (NaN included) and a
+// version that does not parse. (Binaries are not checked here: a local
+// path names a file on the workers, which the launcher may not see.)
+func (c Config) Check() error {
+	if !(c.Threshold >= 0 && c.Threshold <= 1) {
+		return fmt.Errorf("--threshold %v: want a similarity from 0 to 1 (0 disables)", c.Threshold)
+	}
+	if c.AssumeVersion != "" {
+		if _, err := catalog.ParseVersion(c.AssumeVersion); err != nil {
+			return fmt.Errorf("--assume_version %q: %w", c.AssumeVersion, err)
+		}
+	}
+	return nil
 }
 
 // classifyFn reads one file (text, compressed text or core; local or on a

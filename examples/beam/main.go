@@ -49,11 +49,16 @@ func main() {
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
-	p, s := beam.NewPipelineWithRoot()
-	Build(s, inputs, *output, Config{
+	cfg := Config{
 		Threshold: *threshold, All: *all, AssumeVersion: *assume,
 		Binaries: binaries, DebugDirs: dbgDirs, DebuginfodURLs: *dbgURLs,
-	})
+	}
+	if err := cfg.Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "beam: %v\n", err)
+		os.Exit(2)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, inputs, *output, cfg)
 	if err := beamx.Run(context.Background(), p); err != nil {
 		fmt.Fprintf(os.Stderr, "beam: %v\n", err)
 		os.Exit(1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// Flag values the CLI refuses as usage errors (exit 2) are refused before
+// the job starts: an out-of-range or NaN threshold (which the job took
+// silently, or failed on deep in a worker), a version that does not parse
+// (which failed the job after submission with Beam's bundle error).
+func TestConfigCheck(t *testing.T) {
+	for _, c := range []Config{{Threshold: 0}, {Threshold: 0.8}, {Threshold: 1}, {Threshold: 0.8, AssumeVersion: "3.3.9"}, {AssumeVersion: "doris-2.1.8-rc01"}} {
+		assert.NoError(t, c.Check(), "%+v", c)
+	}
+	for _, c := range []Config{{Threshold: 2}, {Threshold: -1}, {Threshold: math.NaN()}, {Threshold: math.Inf(1)}, {Threshold: 0.8, AssumeVersion: "garbage"}} {
+		assert.Error(t, c.Check(), "%+v", c)
+	}
+}
 
 // A wildcard --input that matches no file is not an error (Beam's own
 // matching allows an empty wildcard), but it is counted and logged, not
