@@ -20,6 +20,14 @@ const MaxFileSize = 16 << 20
 // maxListLen bounds every list in a catalog file.
 const maxListLen = 100000
 
+// maxStructure bounds the YAML structure bytes of one file (',', '\n',
+// '[', '{', ':', '-'), counted before the node tree is built: every node
+// but the first follows one, and a node costs about 200 bytes, so a file
+// of tiny nodes (`[a,a,a,…]`) within MaxFileSize would otherwise build a
+// tree a hundred times its size. The default catalog's largest file has
+// about 21,000.
+const maxStructure = 1 << 19
+
 var (
 	idRE      = regexp.MustCompile(`^(DORIS|SR)-[0-9]+-[a-z0-9][a-z0-9-]*$`)
 	ruleIDRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -51,6 +59,10 @@ func Parse(name string, data []byte) (f *File, err error) {
 	d := &decoder{file: name}
 	if len(data) > MaxFileSize {
 		d.errf(nil, "", ErrTooLarge, "%d bytes, more than %d", len(data), MaxFileSize)
+		return nil, d.errs
+	}
+	if line := structureLine(data); line > 0 {
+		d.errs = append(d.errs, &Error{File: name, Line: line, Msg: fmt.Sprintf("more than %d YAML separators (',', newlines, '[', '{', ':', '-'): too many nodes for a catalog file", maxStructure), Err: ErrTooLarge})
 		return nil, d.errs
 	}
 	defer func() { // the YAML parser must never take the caller down
@@ -130,6 +142,27 @@ func Parse(name string, data []byte) (f *File, err error) {
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// structureLine returns the 1-based line at which data passes
+// maxStructure structure bytes, 0 when it does not.
+func structureLine(data []byte) int {
+	n, line := 0, 1
+	for _, c := range data {
+		switch c {
+		case '\n':
+			line++
+			n++
+		case ',', '[', '{', ':', '-':
+			n++
+		default:
+			continue
+		}
+		if n > maxStructure {
+			return line
+		}
+	}
+	return 0
+}
 
 // unreadableLine returns the 1-based line of the first byte the YAML
 // reader refuses (invalid UTF-8, or a character outside YAML's printable

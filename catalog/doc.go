@@ -11,7 +11,9 @@
 // link or version range is an *Error naming the file, line and field
 // (`defects[3].match[0].frames[1]`); Parse returns every problem of a file
 // as Errors, which errors.Is/errors.As see through. YAML aliases are
-// refused; files are bounded by MaxFileSize. The default catalog is every
+// refused; files are bounded by MaxFileSize and, before the YAML node tree
+// is built, by their number of YAML separators (about half a million:
+// parsing stays near 100 MB). The default catalog is every
 // catalog/data/*.yaml file, embedded (Default); callers lay their own files
 // over it with Merge (same id overrides, and the override is noted in
 // Notes and in every Verdict that uses it). catalog/CATALOG.md documents

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +67,35 @@ func TestUnreadableByteHasLine(t *testing.T) {
 		assert.Equal(t, 12, e.Line, "%s: %v", name, err)
 		assert.Contains(t, e.Error(), name+":12: ", name)
 	}
+}
+
+// A file within MaxFileSize made of tiny YAML nodes (`[a,a,a,…]`) built a
+// node tree about a hundred times its size before any check ran (16 MiB
+// of `a,` took 1.6 GB). Such a file is refused before the tree is built,
+// with ErrTooLarge at the line where it passes the bound, and memory
+// stays a small multiple of the file.
+func TestManyTinyNodesRefusedBeforeTree(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema: 1\nrevision: r\nstack:\n  mechanism_marks: [")
+	for b.Len() < MaxFileSize-100 {
+		b.WriteString("a,")
+	}
+	b.WriteString("a]\n")
+	data := []byte(b.String())
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	_, err := Parse("tiny.yaml", data)
+	runtime.ReadMemStats(&m1)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	var e *Error
+	require.True(t, errors.As(err, &e))
+	assert.Equal(t, 4, e.Line)
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(4*MaxFileSize), "allocated bytes")
+
+	// The default catalog's files are far below the bound.
+	files, err := DefaultFiles()
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
 }
