@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Options configure a page. The zero value renders every bucket with the
@@ -57,6 +58,58 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
+// utf8Writer passes valid UTF-8 on and writes U+FFFD for every byte that
+// is not part of a valid sequence: html/template escapes markup but not
+// bytes, and the page declares UTF-8. A sequence cut between two writes
+// is held until the next one; Close ends a held one.
+type utf8Writer struct {
+	w    io.Writer
+	held []byte
+	out  []byte
+}
+
+func (u *utf8Writer) Write(p []byte) (int, error) {
+	if len(u.held) == 0 && utf8.Valid(p) {
+		_, err := u.w.Write(p)
+		return len(p), err
+	}
+	data := append(u.held, p...)
+	u.held = nil
+	out := u.out[:0]
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if !utf8.FullRune(data[i:]) {
+			u.held = append(u.held[:0:0], data[i:]...)
+			break
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, data[i:i+n]...)
+		}
+		i += n
+	}
+	u.out = out
+	_, err := u.w.Write(out)
+	return len(p), err
+}
+
+// Close writes U+FFFD for a sequence the input ended inside.
+func (u *utf8Writer) Close() error {
+	if len(u.held) == 0 {
+		return nil
+	}
+	u.held = nil
+	_, err := io.WriteString(u.w, "\uFFFD")
+	return err
+}
+
 // Render writes the page for buckets to w. Buckets come from
 // Collector.Buckets or ReadBuckets (Merge them when they may overlap); the
 // page ranks them itself. It returns ctx's error when ctx ends first, or
@@ -67,7 +120,11 @@ func Render(ctx context.Context, w io.Writer, buckets []Bucket, opts Options) er
 		return err
 	}
 	bw := bufio.NewWriterSize(ctxWriter{ctx: ctx, w: w}, 64<<10)
-	if err := pageTmpl.Execute(bw, p); err != nil {
+	uw := &utf8Writer{w: bw}
+	if err := pageTmpl.Execute(uw, p); err != nil {
+		return err
+	}
+	if err := uw.Close(); err != nil {
 		return err
 	}
 	return bw.Flush()
