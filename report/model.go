@@ -318,21 +318,43 @@ func invalid(b *Bucket) string {
 		return "no key"
 	case b.Count < 1:
 		return "count below 1"
+	case b.Count > maxBucketCount:
+		return fmt.Sprintf("count above %d", maxBucketCount)
 	case b.Path == "":
 		return "no path"
 	}
-	for _, n := range b.Days {
-		if n < 0 {
-			return "negative day count"
-		}
-	}
-	for _, n := range b.VersionCounts {
-		if n < 0 {
-			return "negative version count"
-		}
-	}
 	if b.Undated < 0 || b.LocationCount < 0 || b.Threads < 0 {
 		return "negative count"
+	}
+	if b.LocationCount > b.Count {
+		return "location_count above count"
+	}
+	if why := countsWithin(b.Days, b.Undated, b.Count, "day"); why != "" {
+		return why
+	}
+	if why := countsWithin(b.VersionCounts, 0, b.Count, "version"); why != "" {
+		return why
+	}
+	return countsWithin(b.Statuses, 0, b.Count, "status")
+}
+
+// maxBucketCount bounds a bucket's count in a buckets file (a trillion
+// crashes): far above any fleet, far below where the page's totals over
+// millions of lines would wrap.
+const maxBucketCount = 1 << 40
+
+// countsWithin says why per-key counts (plus extra) are not a breakdown
+// of count: a negative one, or more than count in all ("" when they are).
+func countsWithin[K comparable](m map[K]int, extra, count int, what string) string {
+	sum := extra
+	for _, n := range m {
+		if n < 0 {
+			return "negative " + what + " count"
+		}
+		if n > count-sum { // sum ≤ count here: no overflow
+			return what + " counts add up to more than count"
+		}
+		sum += n
 	}
 	return ""
 }

@@ -1,0 +1,49 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crashsig/crashsig/report"
+)
+
+// A buckets file is input: counts near the int64 limit made the page's
+// totals wrap ("-1 crashes", "query: -9223372036854775808 crashes"), and
+// per-day or per-version counts adding up to more than the bucket's count
+// drew a chart of crashes the bucket does not have. Such lines are refused
+// like a negative count.
+func TestReadBucketsCountsBounded(t *testing.T) {
+	for name, in := range map[string]string{
+		"huge count":          `{"schema_version":1,"key":"k","count":9223372036854775807,"path":"scan"}`,
+		"days beyond count":   `{"schema_version":1,"key":"k","count":3,"path":"scan","days":{"2026-01-01":2,"2026-01-02":2}}`,
+		"undated and days":    `{"schema_version":1,"key":"k","count":3,"path":"scan","days":{"2026-01-01":2},"undated":2}`,
+		"versions beyond":     `{"schema_version":1,"key":"k","count":3,"path":"scan","version_counts":{"a":9223372036854775807,"b":9223372036854775807}}`,
+		"wrapping versions":   `{"schema_version":1,"key":"k","count":3,"path":"scan","version_counts":{"a":1,"b":9223372036854775807}}`,
+		"statuses beyond":     `{"schema_version":1,"key":"k","count":3,"path":"scan","statuses":{"affected":3,"no-known-defect":1}}`,
+		"negative status":     `{"schema_version":1,"key":"k","count":3,"path":"scan","statuses":{"affected":-3}}`,
+		"huge location count": `{"schema_version":1,"key":"k","count":3,"path":"scan","location_count":9223372036854775807}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := report.ReadBuckets(strings.NewReader(in + "\n"))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, report.ErrNotBuckets)
+			var be *report.BucketsError
+			require.ErrorAs(t, err, &be)
+			assert.Equal(t, 1, be.Line)
+		})
+	}
+	// Consistent counts read, and two big buckets still add up.
+	ok := `{"schema_version":1,"key":"k","count":1000000000000,"path":"scan","days":{"2026-01-01":999999999999},"undated":1,"version_counts":{"3.3.5":1000000000000},"statuses":{"affected":1000000000000}}` + "\n" +
+		`{"schema_version":1,"key":"k2","count":1000000000000,"path":"query"}` + "\n"
+	bs, err := report.ReadBuckets(strings.NewReader(ok))
+	require.NoError(t, err)
+	require.Len(t, bs, 2)
+	var page bytes.Buffer
+	require.NoError(t, report.Render(context.Background(), &page, bs, report.Options{}))
+	assert.True(t, strings.Contains(page.String(), "<b>2000000000000</b><span>crashes"), "the total adds up")
+}
