@@ -293,6 +293,24 @@ func overlaps(a, b Range) bool {
 	}
 }
 
+// universalMsg refuses a "*" frame glob in a defect alternative.
+const universalMsg = "glob %q matches every frame: it says nothing about the crash, and the frame index never tries it, so the alternative would never match; leave it out"
+
+// frameGlobs decodes the frame globs of a defect alternative (frames,
+// callers, near, any_thread): globs, and none of them "*", which the
+// frame index leaves to the path rules' conditions.
+func (d *decoder) frameGlobs(n *yaml.Node, field string) []string {
+	out := d.globs(n, field)
+	if n.Kind == yaml.SequenceNode {
+		for i, s := range out {
+			if g, err := compileGlob(s); err == nil && g.universal && i < len(n.Content) {
+				d.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), ErrInvalid, universalMsg, s)
+			}
+		}
+	}
+	return out
+}
+
 func (d *decoder) match(n *yaml.Node, field string) Match {
 	m := Match{Line: n.Line}
 	d.mapping(n, field, func(key string, k, v *yaml.Node) {
@@ -304,9 +322,9 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 				d.errf(v, f, ErrInvalid, "%v", err)
 			}
 		case "frames":
-			m.Frames = d.globs(v, f)
+			m.Frames = d.frameGlobs(v, f)
 		case "callers":
-			m.Callers = d.globs(v, f)
+			m.Callers = d.frameGlobs(v, f)
 		case "message":
 			m.Message = d.str(v, f)
 			m.message = d.re2(v, f, m.Message)
@@ -318,18 +336,20 @@ func (d *decoder) match(n *yaml.Node, field string) Match {
 			m.exception = d.re2(v, f, m.Exception)
 		case "anchor":
 			m.Anchor = d.str(v, f)
-			if _, err := compileGlob(m.Anchor); err != nil {
+			if g, err := compileGlob(m.Anchor); err != nil {
 				d.errf(v, f, ErrInvalid, "%v", err)
+			} else if g.universal {
+				d.errf(v, f, ErrInvalid, universalMsg, m.Anchor)
 			}
 		case "near":
-			m.Near = d.globs(v, f)
+			m.Near = d.frameGlobs(v, f)
 		case "within":
 			m.Within = d.int(v, f)
 			if m.Within < 1 || m.Within > maxStack {
 				d.errf(v, f, ErrInvalid, "within %d: want 1..%d frames", m.Within, maxStack)
 			}
 		case "any_thread":
-			m.AnyThread = d.globs(v, f)
+			m.AnyThread = d.frameGlobs(v, f)
 		case "fault":
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "null" {
 				m.Fault = FaultNull // `fault: null` reads as YAML null: take the word

@@ -99,3 +99,35 @@ func TestManyTinyNodesRefusedBeforeTree(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 }
+
+// A "*" frame glob in a defect alternative is not indexed (it would hit
+// every frame), so an alternative with one never matched: `frames:
+// ["*"]`, `anchor: "*"`, `callers: ["*"]` and `near: ["*"]` loaded and
+// silently matched nothing, while "?*" matched every crash. Such a glob
+// says nothing about the crash; it is refused where it is written.
+func TestDefectUniversalGlobRefused(t *testing.T) {
+	for alt, field := range map[string]string{
+		`frames: ["*"]`:                    "defects[0].match[0].frames[0]",
+		`frames: ["starrocks::A::b", "*"]`: "defects[0].match[0].frames[1]",
+		`anchor: "*"`:                      "defects[0].match[0].anchor",
+		"frames: [\"starrocks::A::b\"]\n        callers: [\"*\"]":  "defects[0].match[0].callers[0]",
+		"anchor: \"starrocks::A::b\"\n        near: [\"**\"]":      "defects[0].match[0].near[0]",
+		"anchor: \"starrocks::A::b\"\n        near: [\"*\"]":       "defects[0].match[0].near[0]",
+		"anchor: \"starrocks::A::b\"\n        any_thread: [\"*\"]": "defects[0].match[0].any_thread[0]",
+	} {
+		data := strings.Replace(string(reviewDefect("")), `frames: ["starrocks::A::b"]`, alt, 1)
+		_, err := Parse("star.yaml", []byte(data))
+		require.Error(t, err, alt)
+		assert.ErrorIs(t, err, ErrInvalid, alt)
+		var es Errors
+		require.True(t, errors.As(err, &es))
+		fields := []string{}
+		for _, e := range es {
+			fields = append(fields, e.Field)
+		}
+		assert.Contains(t, fields, field, "%s: %v", alt, err)
+	}
+	// Path rules keep "*" (a condition's frame glob: main_thread, freed_by).
+	_, err := Parse("rule.yaml", []byte("schema: 1\nrevision: r\npaths:\n  - id: x\n    path: lifecycle\n    area: a\n    priority: 1\n    frames: [\"*\"]\n    main_thread: true\n    why: \"w\"\n"))
+	require.NoError(t, err)
+}
