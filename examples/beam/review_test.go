@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -45,4 +49,34 @@ func TestEmptyGlobCounted(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int64(2), empty, "two globs matched nothing")
+}
+
+// TestOutputsEqualCLIBinary checks the README's claim against the CLI
+// itself, not a re-implementation of it (TestPipelineEqualsCLI's
+// reference repeats the CLI's encoding and filters, so a change in the CLI
+// would not show there): the crashsig command is built from this
+// checkout and run on the same inputs.
+func TestOutputsEqualCLIBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the CLI")
+	}
+	bin := filepath.Join(t.TempDir(), "crashsig")
+	build := exec.Command("go", "build", "-o", bin, "github.com/crashsig/crashsig/examples/crashsig")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	dirs := []string{corpusDir, formats, coresDir}
+	slices.Sort(dirs)
+	inc, bk := runBeam(t, []string{corpusDir + "/**", formats + "/**", coresDir + "/**"}, Config{Threshold: 0.8})
+	run := func(args ...string) string {
+		cmd := exec.Command(bin, append(args, dirs...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "%s", stderr.String())
+		return stdout.String()
+	}
+	wantInc := run("classify", "--json")
+	wantBk := run("buckets", "--json", "--threshold", "0.8")
+	require.Greater(t, strings.Count(wantInc, "\n"), 150)
+	equalLines(t, wantInc, inc, IncidentsFile)
+	equalLines(t, wantBk, bk, BucketsFile)
 }
