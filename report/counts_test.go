@@ -47,3 +47,19 @@ func TestReadBucketsCountsBounded(t *testing.T) {
 	require.NoError(t, report.Render(context.Background(), &page, bs, report.Options{}))
 	assert.True(t, strings.Contains(page.String(), "<b>2000000000000</b><span>crashes"), "the total adds up")
 }
+
+// LooksLikeBuckets skips a UTF-8 byte order mark (an editor's, or
+// PowerShell's Set-Content -Encoding UTF8), so `crashsig report` took such
+// a file for buckets, and then ReadBuckets refused its first line
+// ("invalid character 'ï'"). The mark is skipped there too.
+func TestReadBucketsByteOrderMark(t *testing.T) {
+	line := `{"schema_version":1,"key":"k","count":2,"path":"scan","statuses":{"affected":2}}` + "\n"
+	in := "\ufeff" + line + line
+	require.True(t, report.LooksLikeBuckets([]byte(in)))
+	bs, err := report.ReadBuckets(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Len(t, bs, 2)
+	// Only at the start of the file: a mark inside is not JSON.
+	_, err = report.ReadBuckets(strings.NewReader(line + "\ufeff" + line))
+	require.Error(t, err)
+}

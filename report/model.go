@@ -272,6 +272,10 @@ func ReadBuckets(r io.Reader) ([]Bucket, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, &BucketsError{Line: n, Err: err}
 		}
+		if n == 1 {
+			// LooksLikeBuckets skips a byte order mark: so does reading.
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			var b Bucket
 			if jerr := json.Unmarshal(t, &b); jerr != nil {
