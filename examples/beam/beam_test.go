@@ -241,11 +241,11 @@ func TestExpand(t *testing.T) {
 	}
 	require.NotEmpty(t, want)
 	for _, g := range []string{formats, formats + "/**", formats + "/"} {
-		got, err := expand(ctx, g)
+		got, _, err := expand(ctx, g)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, g)
 	}
-	f7, err := expand(ctx, formats+"/**/f7-*")
+	f7, _, err := expand(ctx, formats+"/**/f7-*")
 	require.NoError(t, err)
 	require.NotEmpty(t, f7)
 	for _, f := range want {
@@ -257,9 +257,9 @@ func TestExpand(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("x\n"), 0o644))
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	got, err := expand(ctx, dir+"/*")
+	got, _, err := expand(ctx, dir+"/*")
 	require.NoError(t, err)
 	assert.Equal(t, []string{filepath.Join(dir, "be.out"), filepath.Join(dir, "be.out.gz")}, got)
-	_, err = expand(ctx, dir+"/**/x/*")
+	_, _, err = expand(ctx, dir+"/**/x/*")
 	assert.Error(t, err)
 }

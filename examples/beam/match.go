@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -56,9 +57,14 @@ type matchFn struct{}
 
 // ProcessElement emits every file glob names.
 func (matchFn) ProcessElement(ctx context.Context, glob string, emit func(string)) error {
-	files, err := expand(ctx, glob)
+	files, skips, err := expand(ctx, glob)
 	if err != nil {
 		return err
+	}
+	for _, e := range skips {
+		// As the CLI: a walk passes over what it cannot read as a file.
+		beam.NewCounter("crashsig", "skipped_inputs").Inc(ctx, 1)
+		log.Warnf(ctx, "%v", e)
 	}
 	if len(files) == 0 {
 		// Not an error (Beam allows an empty wildcard match), but a typo
@@ -72,20 +78,34 @@ func (matchFn) ProcessElement(ctx context.Context, glob string, emit func(string
 	return nil
 }
 
-// expand returns the files glob names, sorted.
-func expand(ctx context.Context, glob string) ([]string, error) {
-	var out []string
+// expand returns the files glob names, sorted, and the entries a
+// directory walk skipped (pipeline.ErrSkipped: dangling links, named
+// pipes, …), which the CLI reports and passes over.
+func expand(ctx context.Context, glob string) (out []string, skips []error, err error) {
+	// walk adds the files of pipeline.Files(root) that keep accepts.
+	walk := func(root string, keep func(string) bool) error {
+		for f, err := range pipeline.Files(ctx, root) {
+			if errors.Is(err, pipeline.ErrSkipped) {
+				skips = append(skips, err)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if keep(f) {
+				out = append(out, f)
+			}
+		}
+		return nil
+	}
 	if isLocal(glob) {
 		g := localPath(glob)
 		if !hasMeta(g) {
 			// A file or a directory: exactly what the CLI reads.
-			for f, err := range pipeline.Files(ctx, g) {
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, f)
+			if err := walk(g, func(string) bool { return true }); err != nil {
+				return nil, nil, err
 			}
-			return out, nil
+			return out, skips, nil
 		}
 		if i := strings.Index(g, "**"); i >= 0 {
 			root, rest := strings.TrimSuffix(g[:i], "/"), strings.TrimPrefix(g[i+2:], "/")
@@ -93,32 +113,30 @@ func expand(ctx context.Context, glob string) ([]string, error) {
 				root = "."
 			}
 			if strings.Contains(rest, "/") || strings.Contains(rest, "**") {
-				return nil, fmt.Errorf("glob %q: after ** only a base-name pattern is supported", glob)
+				return nil, nil, fmt.Errorf("glob %q: after ** only a base-name pattern is supported", glob)
 			}
 			roots := []string{root}
 			if hasMeta(root) {
 				var err error
 				if roots, err = filepath.Glob(root); err != nil {
-					return nil, fmt.Errorf("glob %q: %w", glob, err)
+					return nil, nil, fmt.Errorf("glob %q: %w", glob, err)
 				}
 			}
 			for _, r := range roots {
 				if st, err := os.Stat(r); err != nil || !st.IsDir() {
 					continue
 				}
-				for f, err := range pipeline.Files(ctx, r) {
-					if err != nil {
-						return nil, err
-					}
-					if ok, _ := filepath.Match(orStar(rest), filepath.Base(f)); ok {
-						out = append(out, f)
-					}
+				if err := walk(r, func(f string) bool {
+					ok, _ := filepath.Match(orStar(rest), filepath.Base(f))
+					return ok
+				}); err != nil {
+					return nil, nil, err
 				}
 			}
 		} else {
 			ms, err := filepath.Glob(g)
 			if err != nil {
-				return nil, fmt.Errorf("glob %q: %w", glob, err)
+				return nil, nil, fmt.Errorf("glob %q: %w", glob, err)
 			}
 			for _, m := range ms {
 				if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && wanted(m) {
@@ -129,12 +147,12 @@ func expand(ctx context.Context, glob string) ([]string, error) {
 	} else {
 		fsys, err := filesystem.New(ctx, glob)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer fsys.Close()
 		ms, err := fsys.List(ctx, glob)
 		if err != nil {
-			return nil, fmt.Errorf("listing %q: %w", glob, err)
+			return nil, nil, fmt.Errorf("listing %q: %w", glob, err)
 		}
 		for _, m := range ms {
 			if strings.HasSuffix(m, "/") || hasMeta(glob) && !wanted(m) {
@@ -144,7 +162,7 @@ func expand(ctx context.Context, glob string) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out), skips, nil
 }
 
 func orStar(p string) string {

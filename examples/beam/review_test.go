@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -79,4 +80,40 @@ func TestOutputsEqualCLIBinary(t *testing.T) {
 	require.Greater(t, strings.Count(wantInc, "\n"), 150)
 	equalLines(t, wantInc, inc, IncidentsFile)
 	equalLines(t, wantBk, bk, BucketsFile)
+}
+
+// A directory walk that meets a dangling symbolic link or a named pipe
+// gets a skip from pipeline.Files, which the CLI reports and passes over
+// (exit 0); the job failed on it (exit 1, nothing written). Such entries
+// are logged and counted as skipped inputs, and the walk goes on.
+func TestWalkSkipsDoNotFailJob(t *testing.T) {
+	dir := t.TempDir()
+	crash, err := os.ReadFile(filepath.Join(corpusDir, "starrocks", "002-trash-sweep-rowsetmetapb-mergefrom.txt"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.out"), crash, 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "missing"), filepath.Join(dir, "dangling.log")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo.log"), 0o644))
+
+	for _, g := range []string{dir, dir + "/**"} {
+		files, skips, err := expand(context.Background(), g)
+		require.NoError(t, err, g)
+		assert.Equal(t, []string{filepath.Join(dir, "be.out")}, files, g)
+		assert.Len(t, skips, 2, g)
+	}
+
+	out := t.TempDir()
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, []string{dir}, out, Config{Threshold: 0.8})
+	res, err := prism.Execute(context.Background(), p)
+	require.NoError(t, err)
+	var skipped int64
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Namespace() == "crashsig" && c.Name() == "skipped_inputs" {
+			skipped += c.Result()
+		}
+	}
+	assert.Equal(t, int64(2), skipped)
+	inc, err := os.ReadFile(filepath.Join(out, IncidentsFile))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(inc), "\n"), "the crash in be.out")
 }
