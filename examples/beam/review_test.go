@@ -38,18 +38,8 @@ func TestConfigCheck(t *testing.T) {
 func TestEmptyGlobCounted(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "be.out"), []byte("no crash here\n"), 0o644))
-	out := t.TempDir()
-	p, s := beam.NewPipelineWithRoot()
-	Build(s, []string{filepath.Join(dir, "*.log"), filepath.Join(dir, "missing", "**"), filepath.Join(dir, "*.out")}, out, Config{Threshold: 0.8})
-	res, err := prism.Execute(context.Background(), p)
-	require.NoError(t, err)
-	var empty int64
-	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Namespace() == "crashsig" && c.Name() == "empty_globs" {
-			empty += c.Result()
-		}
-	}
-	assert.Equal(t, int64(2), empty, "two globs matched nothing")
+	counters, _ := runCounting(t, []string{filepath.Join(dir, "*.log"), filepath.Join(dir, "missing", "**"), filepath.Join(dir, "*.out")})
+	assert.Equal(t, int64(2), counters["empty_globs"], "two globs matched nothing")
 }
 
 // TestOutputsEqualCLIBinary checks the README's claim against the CLI
@@ -101,19 +91,27 @@ func TestWalkSkipsDoNotFailJob(t *testing.T) {
 		assert.Len(t, skips, 2, g)
 	}
 
-	out := t.TempDir()
-	p, s := beam.NewPipelineWithRoot()
-	Build(s, []string{dir}, out, Config{Threshold: 0.8})
-	res, err := prism.Execute(context.Background(), p)
-	require.NoError(t, err)
-	var skipped int64
-	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Namespace() == "crashsig" && c.Name() == "skipped_inputs" {
-			skipped += c.Result()
-		}
-	}
-	assert.Equal(t, int64(2), skipped)
+	counters, out := runCounting(t, []string{dir})
+	assert.Equal(t, int64(2), counters["skipped_inputs"])
 	inc, err := os.ReadFile(filepath.Join(out, IncidentsFile))
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(inc), "\n"), "the crash in be.out")
+}
+
+// runCounting runs the pipeline on Prism over globs and returns its
+// crashsig/* counters by name and the output directory.
+func runCounting(t *testing.T, globs []string) (map[string]int64, string) {
+	t.Helper()
+	out := t.TempDir()
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, globs, out, Config{Threshold: 0.8})
+	res, err := prism.Execute(context.Background(), p)
+	require.NoError(t, err)
+	counters := map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Namespace() == "crashsig" {
+			counters[c.Name()] += c.Result()
+		}
+	}
+	return counters, out
 }
