@@ -63,3 +63,25 @@ func TestReadBucketsByteOrderMark(t *testing.T) {
 	_, err = report.ReadBuckets(strings.NewReader(line + "\ufeff" + line))
 	require.Error(t, err)
 }
+
+// A Collector keeps at most 40 thread groups per bucket and the page says
+// "40+"; a buckets file's groups were all rendered (a 64 MiB line of tiny
+// groups gave a section of hundreds of thousands of list items). The page
+// shows the first 40 whatever the source.
+func TestGroupsFromFileBounded(t *testing.T) {
+	var g strings.Builder
+	for i := range 5000 {
+		if i > 0 {
+			g.WriteByte(',')
+		}
+		g.WriteString(`{"count":1,"frames":["f"]}`)
+	}
+	in := `{"schema_version":1,"key":"k","count":1,"path":"scan","statuses":{"affected":1},"threads":5000,"groups":[` + g.String() + "]}\n"
+	bs, err := report.ReadBuckets(strings.NewReader(in))
+	require.NoError(t, err)
+	var page bytes.Buffer
+	require.NoError(t, report.Render(context.Background(), &page, bs, report.Options{}))
+	s := page.String()
+	assert.Equal(t, 40, strings.Count(s, "<li><b>1</b> thread"), "groups shown")
+	assert.True(t, strings.Contains(s, "5000 threads in 40+ groups"))
+}

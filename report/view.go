@@ -539,7 +539,7 @@ func sectionOf(b *Bucket, r row, anchorOf map[string]string) section {
 		}
 		s.LocationsMore = max(b.SourceCount, len(b.Sources)) - len(s.Locations)
 	}
-	for _, g := range b.Groups {
+	for _, g := range b.Groups[:min(len(b.Groups), maxGroups)] { // a buckets file's are not clipped
 		gv := groupView{Count: g.Count, Crashed: g.Crashed, States: clip(strings.Join(g.States, ", "), clipName)}
 		gv.Names = clip(strings.Join(g.NameSamples, ", "), clipName)
 		for _, f := range g.Frames[:min(len(g.Frames), 8)] {
