@@ -213,7 +213,7 @@ func New(files ...*File) (*Catalog, error) {
 				continue
 			}
 			ruleAt[r.ID] = r
-			rules = append(rules, r)
+			rules = append(rules, r.clone())
 		}
 		for _, d := range f.Defects {
 			if prev, ok := defectAt[d.ID]; ok {
@@ -221,7 +221,7 @@ func New(files ...*File) (*Catalog, error) {
 				continue
 			}
 			defectAt[d.ID] = d
-			defects = append(defects, d)
+			defects = append(defects, d.clone())
 		}
 	}
 	if len(errs) > 0 {
@@ -251,8 +251,8 @@ func Merge(base *Catalog, files ...*File) (*Catalog, error) {
 		}
 		sources = append(sources, Source{File: f.Name, Schema: f.Schema, Revision: f.Revision, Rules: len(f.Rules), Defects: len(f.Defects)})
 		revs = append(revs, f.Revision)
-		rules = overlay(rules, f.Rules, func(r *PathRule) (string, string) { return r.ID, where(r.File, r.Line) }, "path rule", &notes)
-		defects = overlay(defects, f.Defects, func(d *Defect) (string, string) { return d.ID, where(d.File, d.Line) }, "defect", &notes)
+		rules = overlay(rules, cloneRules(f.Rules), func(r *PathRule) (string, string) { return r.ID, where(r.File, r.Line) }, "path rule", &notes)
+		defects = overlay(defects, cloneDefects(f.Defects), func(d *Defect) (string, string) { return d.ID, where(d.File, d.Line) }, "defect", &notes)
 	}
 	c := compile(strings.Join(dedupe(revs), "+"), sources, rules, defects, notes)
 	c.stack = newStackTable(append([]StackKnowledge{base.stack.know}, stackOf(files)...)...)
@@ -422,10 +422,10 @@ func (c *Catalog) Revision() string { return c.revision }
 func (c *Catalog) Sources() []Source { return append([]Source(nil), c.sources...) }
 
 // Rules returns a copy of the path rules.
-func (c *Catalog) Rules() []PathRule { return append([]PathRule(nil), c.rules...) }
+func (c *Catalog) Rules() []PathRule { return cloneRules(c.rules) }
 
 // Defects returns a copy of the defects, in catalog order.
-func (c *Catalog) Defects() []Defect { return append([]Defect(nil), c.defects...) }
+func (c *Catalog) Defects() []Defect { return cloneDefects(c.defects) }
 
 // Notes returns the overrides recorded by Merge.
 func (c *Catalog) Notes() []string { return append([]string(nil), c.notes...) }
@@ -434,7 +434,7 @@ func (c *Catalog) Notes() []string { return append([]string(nil), c.notes...) }
 func (c *Catalog) Defect(id string) (Defect, bool) {
 	for _, d := range c.defects {
 		if d.ID == id {
-			return d, true
+			return d.clone(), true
 		}
 	}
 	return Defect{}, false

@@ -64,7 +64,8 @@ func (c *Catalog) decideDefect(v *Verdict, crash *symbolize.Crash, sig signature
 	win := matched[0]
 	ca := &c.calts[win.alt]
 	d := &c.defects[ca.defect]
-	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: d.Links, Affected: d.Affected, Fixed: d.Fixed, FixedLikely: d.FixedLikely, Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt}
+	v.Defect = &DefectRef{ID: d.ID, Title: d.Title, Links: slices.Clone(d.Links), Affected: slices.Clone(d.Affected), Fixed: slices.Clone(d.Fixed),
+		FixedLikely: slices.Clone(d.FixedLikely), Workaround: d.Workaround, Confidence: d.Confidence, Match: ca.alt} // the verdict's own: a caller may write into it
 	v.Evidence = append(v.Evidence, fmt.Sprintf("defect %s (%s) alternative %d: %s", d.ID, where(d.File, d.Line), ca.alt, strings.Join(win.evidence, "; ")))
 	var also, twins []string
 	for _, m := range matched[1:] {
