@@ -1,7 +1,8 @@
 package catalog
 
 import (
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,18 +11,6 @@ import (
 	"github.com/crashsig/crashsig/signature"
 	"github.com/crashsig/crashsig/symbolize"
 )
-
-const trashSweepLog = `*** Aborted at 1652960713 (unix time) try "date -d @1652960713" if you are using GNU date ***
-PC: @          0x41f9851 starrocks::RowsetMetaPB::MergeFrom()
-*** SIGSEGV (@0x8) received by PID 12079 (TID 0x7f5335458700) from PID 8; stack trace: ***
-    @          0x4bf3b52 google::(anonymous namespace)::FailureSignalHandler()
-    @     0x7f540e9ee630 (unknown)
-    @          0x41f9851 starrocks::RowsetMetaPB::MergeFrom()
-    @          0x386b957 starrocks::TabletMeta::to_meta_pb()
-    @          0x386bdc8 starrocks::TabletMeta::_save_meta()
-    @          0x384d263 starrocks::Tablet::delete_expired_stale_rowset()
-    @          0x3860020 starrocks::TabletManager::start_trash_sweep()
-`
 
 // A *Catalog is documented immutable and safe for concurrent use, but
 // Defects, Defect, Rules, every Verdict's DefectRef and the Files given to
@@ -57,8 +46,12 @@ func TestCatalogNotMutableThroughResults(t *testing.T) {
 			f.Rules[0].Frames[0] = "mutated"
 		}
 	}
-	crashes, err := symbolize.ParseAll(t.Context(), strings.NewReader(trashSweepLog), symbolize.ScanOptions{})
+	log, err := os.Open(filepath.Join(repoRoot, "testdata", "corpus", "starrocks", "002-trash-sweep-rowsetmetapb-mergefrom.txt"))
 	require.NoError(t, err)
+	defer log.Close()
+	crashes, err := symbolize.ParseAll(t.Context(), log, symbolize.ScanOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, crashes)
 	c := crashes[0]
 	v := cat.Classify(c, signature.Generate(c))
 	require.NotNil(t, v.Defect)
