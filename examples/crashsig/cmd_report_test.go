@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,4 +102,27 @@ func TestReportCommandErrors(t *testing.T) {
 	assert.Equal(t, exitInput, code, stderr)
 	code, _, _ = runCLI(t, "", "report", "-o", filepath.Join(dir, "r.html"), filepath.Join(dir, "missing.log"))
 	assert.Equal(t, exitInput, code)
+}
+
+// TestReportDefaultMaxSections: by default a page gives at most
+// defaultMaxSections buckets a section and says how many it left to the
+// table; --max-sections 0 gives every bucket one (review: 100,000 buckets
+// made a 720 MB page).
+func TestReportDefaultMaxSections(t *testing.T) {
+	var b strings.Builder
+	n := defaultMaxSections + 5
+	for i := range n {
+		// Counts fall with i, so the least frequent are the last five.
+		fmt.Fprintf(&b, `{"schema_version":1,"key":"FAULT | starrocks::F%d","count":%d,"path":"scan","statuses":{"new":1}}`+"\n", i, n-i+1)
+	}
+	in := filepath.Join(t.TempDir(), "buckets.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	code, page, stderr := runCLI(t, "", "report", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, defaultMaxSections, strings.Count(page, `class="bucket"`))
+	assert.Contains(t, page, "The 5 least frequent buckets have no section here")
+	assert.Contains(t, page, "starrocks::F1004", "the table lists every bucket")
+	code, page, stderr = runCLI(t, "", "report", "--max-sections", "0", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, n, strings.Count(page, `class="bucket"`))
 }
