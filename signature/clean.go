@@ -2,12 +2,16 @@ package signature
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // clean removes what no name contains: control bytes, invalid UTF-8, HTML
-// entities of scraped pages, symbol versions and GCC clone suffixes of C
-// names, and bounds the input.
+// entities of scraped pages, characters that print as nothing (Unicode
+// format characters: zero width space, byte order mark, soft hyphen, bidi
+// controls, which web pages and chats put in pastes), symbol versions and GCC
+// clone suffixes of C names, and bounds the input. Other Unicode spaces
+// (no-break space) are blanks.
 func clean(s string) string {
 	if len(s) > maxNormalizeInput {
 		s = s[:maxNormalizeInput]
@@ -27,8 +31,11 @@ func clean(s string) string {
 	if needs {
 		var b strings.Builder
 		for _, r := range s {
-			if r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			switch {
+			case r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r):
 				continue
+			case r >= 0x80 && unicode.Is(unicode.Zs, r):
+				r = ' '
 			}
 			b.WriteRune(r)
 		}
