@@ -51,7 +51,8 @@ func clean(s string) string {
 }
 
 // stripSymbolVersion drops `@GLIBC_2.2.5`, `@@GLIBCXX_3.4` at the end
-// (repeatedly).
+// (repeatedly), and the `@plt` of a PLT stub (gdb's `memcpy@plt`): a crash
+// in the stub is one on entry to the function it jumps to.
 func stripSymbolVersion(s string) string {
 	for {
 		t := stripOneSymbolVersion(s)
@@ -72,7 +73,7 @@ func stripOneSymbolVersion(s string) string {
 		j--
 	}
 	v := s[i+1:]
-	if v == "" || !isVersionTag(v) {
+	if v == "" || (v != "plt" && !isVersionTag(v)) {
 		return s
 	}
 	return strings.TrimSpace(s[:j])

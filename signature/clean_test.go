@@ -31,15 +31,39 @@ func TestNormalizeInvisibleCharacters(t *testing.T) {
 	}
 
 	key := func(name string) string {
-		text := "*** SIGSEGV (@0x0) received by PID 1 (TID 0x7f0e2d7fe700) from PID 0; stack trace: ***\n" +
-			"    @          0x5a1b2c3 " + name + "\n" +
-			"    @          0x5a1b400 doris::Baz::qux()\n"
-		crashes, err := symbolize.ParseAll(context.Background(), strings.NewReader(text), symbolize.ScanOptions{})
-		require.NoError(t, err)
-		require.Len(t, crashes, 1)
-		return Default().Generate(crashes[0]).Key
+		return keyOfText(t, "*** SIGSEGV (@0x0) received by PID 1 (TID 0x7f0e2d7fe700) from PID 0; stack trace: ***\n"+
+			"    @          0x5a1b2c3 "+name+"\n"+
+			"    @          0x5a1b400 doris::Baz::qux()\n")
 	}
 	plain := key("doris::Foo::bar(int)")
 	require.True(t, strings.HasSuffix(plain, "doris::Foo::bar"), plain)
 	assert.Equal(t, plain, key("doris::Foo::bar\u200b(int)"))
+}
+
+// TestNormalizePLTStub: gdb (and perf) name a PLT stub `memcpy@plt`; a crash
+// in the stub is a crash on entry to the function it jumps to, and must key
+// like it (a crash-site rule's frame, not a significant frame of its own).
+func TestNormalizePLTStub(t *testing.T) {
+	assert.Equal(t, "memcpy", Normalize("memcpy@plt"))
+	assert.Equal(t, "doris::Foo::bar", Normalize("_ZN5doris3Foo3barEv@plt"))
+	assert.Equal(t, "doris::Foo::bar", Normalize("doris::Foo::bar()@plt"))
+
+	key := func(frame0 string) string {
+		return keyOfText(t, "Program terminated with signal SIGSEGV, Segmentation fault.\n"+
+			"#0  "+frame0+"\n"+
+			"#1  0x00005555555551db in starrocks::Status::to_string[abi:cxx11](int) const (this=0x7fffffffe54f, k=1) at crash.cc:24\n"+
+			"#2  0x00005555555554b9 in starrocks::pipeline::ScanOperator::_trigger_next_scan (this=0x1, k=<optimized out>) at crash.cc:30\n")
+	}
+	want := key("__memmove_avx_unaligned_erms () at ../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:314")
+	require.Equal(t, "FAULT | memcpy | starrocks::Status::to_string", want)
+	assert.Equal(t, want, key("0x00007ffff7e4a4c0 in memcpy@plt () from /lib/x86_64-linux-gnu/libc.so.6"))
+}
+
+// keyOfText is the key of the one incident of a crash text.
+func keyOfText(t *testing.T, text string) string {
+	t.Helper()
+	crashes, err := symbolize.ParseAll(context.Background(), strings.NewReader(text), symbolize.ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, crashes, 1)
+	return Default().Generate(crashes[0]).Key
 }

@@ -49,7 +49,8 @@
 // becomes the scope-qualified name without return type, parameters,
 // cv/ref qualifiers, template arguments, ABI tags, clone suffixes
 // (`.cold`, `.part.N`, `.isra.N`, `.constprop.N`, `.lto_priv.N`,
-// `.llvm.N`) and symbol versions (`@@GLIBC_2.2.5`). Mangled names go
+// `.llvm.N`), symbol versions (`@@GLIBC_2.2.5`) and gdb's PLT stub suffix
+// (`memcpy@plt`). Mangled names go
 // through the demangler's syntax tree (github.com/ianlancetaylor/demangle
 // ToAST); a mangled name the demangler rejects (cut short by a log line
 // limit) yields the nested-name prefix that can be read, ending in "…".
