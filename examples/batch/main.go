@@ -28,6 +28,16 @@ func main() {
 	os.Exit(run(ctx, pipeline.Options{AssumeVersion: *version}, flag.Args(), os.Stdout, os.Stderr))
 }
 
+// held is how many Results of one file may wait for the table: the
+// buckets are made as the Results come, in input order, so memory does
+// not grow with the number of incidents.
+const held = 64
+
+type result struct {
+	res *pipeline.Result
+	err error
+}
+
 func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, stderr io.Writer) int {
 	p, err := pipeline.New(ctx, opts)
 	if err != nil {
@@ -35,43 +45,64 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, std
 		return 1
 	}
 	defer p.Close()
+	report := func(err error) { // *pipeline.InputError, or a *pipeline.SkipError (not a log)
+		fmt.Fprintln(stderr, "batch:", err)
+	}
 	var files []string
 	for f, err := range pipeline.Files(ctx, paths...) {
 		if err != nil {
-			fmt.Fprintln(stderr, "batch:", err)
+			report(err)
 			continue
 		}
 		files = append(files, f)
 	}
-	// One worker per core; each file's results land in its slot, so the
-	// buckets' first/last follow the input order whatever the timing.
-	results := make([][]*pipeline.Result, len(files))
+	// One worker per core. Each file's results go to a channel of its own,
+	// and the channels are read in input order (order), so the buckets'
+	// first/last follow the input order whatever the timing. Files are
+	// handed out in that order, so the file being read here is always being
+	// worked on or done, and at most about held Results per worker wait.
+	workers := runtime.GOMAXPROCS(0)
+	type job struct {
+		file string
+		out  chan<- result
+	}
+	next := make(chan job)
+	order := make(chan chan result, workers)
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Go(func() {
-			for i := range next {
-				for res, err := range p.File(ctx, files[i]) {
-					if err != nil { // *pipeline.InputError, or a *pipeline.SkipError (not a log)
-						fmt.Fprintln(stderr, "batch:", err)
-						continue
-					}
-					results[i] = append(results[i], res)
+			for j := range next {
+				for res, err := range p.File(ctx, j.file) {
+					j.out <- result{res, err}
 				}
+				close(j.out)
 			}
 		})
 	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	go func() {
+		defer close(order)
+		defer close(next)
+		for _, f := range files {
+			out := make(chan result, held)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return
+			}
+			next <- job{f, out}
+		}
+	}()
 	b := pipeline.NewBucketer()
-	for _, rs := range results {
-		for _, res := range rs {
-			b.Add(res)
+	for out := range order {
+		for r := range out {
+			if r.err != nil {
+				report(r.err)
+				continue
+			}
+			b.Add(r.res)
 		}
 	}
+	wg.Wait()
 	return table(stdout, b.Buckets(0.8))
 }
 
