@@ -3,10 +3,17 @@
 // one row per bucket (path, signature key, defect) with its meaning.
 //
 //	go run ./examples/batch [--assume-version 3.3.9] testdata/corpus /var/crash
+//
+// Exit status, as crashsig's: 0 crashes found; 1 an input could not be
+// read, the output could not be written, or the run was interrupted
+// (Ctrl-C: the table then holds what was read before); 2 usage; 3 every input
+// was read and none held a crash. A skipped input (an executable, an
+// archive, binary junk) is named on stderr and is not an error.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,14 +46,27 @@ type result struct {
 }
 
 func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, stderr io.Writer) int {
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "usage: batch [--assume-version V] PATH...")
+		return 2
+	}
 	p, err := pipeline.New(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "batch:", err)
 		return 1
 	}
 	defer p.Close()
-	report := func(err error) { // *pipeline.InputError, or a *pipeline.SkipError (not a log)
-		fmt.Fprintln(stderr, "batch:", err)
+	failed := false
+	report := func(err error) {
+		switch {
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// said once below
+		case errors.Is(err, pipeline.ErrSkipped):
+			fmt.Fprintln(stderr, "batch:", err)
+		default: // *pipeline.InputError
+			fmt.Fprintln(stderr, "batch:", err)
+			failed = true
+		}
 	}
 	var files []string
 	for f, err := range pipeline.Files(ctx, paths...) {
@@ -93,17 +113,30 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, std
 		}
 	}()
 	b := pipeline.NewBucketer()
+	found := false
 	for out := range order {
 		for r := range out {
 			if r.err != nil {
 				report(r.err)
 				continue
 			}
+			found = true
 			b.Add(r.res)
 		}
 	}
 	wg.Wait()
-	return table(stdout, b.Buckets(0.8))
+	code := table(stdout, b.Buckets(0.8))
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "batch: interrupted: the table holds the incidents read before")
+		return 1
+	case code != 0 || failed:
+		return 1
+	case !found:
+		fmt.Fprintln(stderr, "batch: no crash found in the input")
+		return 3
+	}
+	return 0
 }
 
 // table prints the buckets, most frequent first within each path.

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +65,72 @@ func TestSharesResultType(t *testing.T) {
 	f, ok := reflect.TypeOf(pipeline.Bucket{}).FieldByName("Representative")
 	require.True(t, ok)
 	assert.Equal(t, reflect.TypeOf(&pipeline.Result{}), f.Type)
+}
+
+// TestBatchExitCodes: the exit status says what crashsig's does (usage 2,
+// an unreadable input 1, nothing found 3), and a missing input is named
+// on stderr while the other inputs still make the table.
+func TestBatchExitCodes(t *testing.T) {
+	const log = "../../testdata/formats/f2-glog04-preamble.txt"
+	empty := t.TempDir()
+	junk := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(junk, "be.out"), bytes.Repeat([]byte{0, 0xff, 0x13, 0x80}, 4096), 0o644))
+	missing := filepath.Join(empty, "gone.log")
+	opts := pipeline.Options{NoSystemDebugDirs: true}
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		code  int
+		err   string
+	}{
+		{"no paths", nil, 2, "usage"},
+		{"missing", []string{missing}, 1, "gone.log"},
+		{"missing and a log", []string{missing, log}, 1, "gone.log"},
+		{"empty directory", []string{empty}, 3, "no crash found"},
+		{"junk", []string{junk}, 3, "no crash found"},
+		{"a log", []string{log}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			assert.Equal(t, tc.code, run(context.Background(), opts, tc.paths, &out, &errs), errs.String())
+			if tc.err == "" {
+				assert.Empty(t, errs.String())
+			} else {
+				assert.Contains(t, errs.String(), tc.err)
+			}
+			if slices.Contains(tc.paths, log) {
+				assert.Contains(t, out.String(), "starrocks::HashJoiner::_probe")
+			}
+		})
+	}
+}
+
+// TestBatchInterrupted: a run cancelled while an input is still being
+// read (a FIFO whose writer never comes) exits 1, says so once (not one
+// "context canceled" per file) and prints what it had read.
+func TestBatchInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "live.log")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	logs := slices.Repeat([]string{"../../testdata/formats/f2-glog04-preamble.txt"}, 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errs bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, pipeline.Options{NoSystemDebugDirs: true}, append([]string{logs[0], fifo}, logs...), &out, &errs)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("batch did not stop 10 s after it was cancelled")
+	}
+	assert.Equal(t, 1, strings.Count(errs.String(), "\n"), errs.String())
+	assert.Contains(t, errs.String(), "interrupted")
+	assert.Regexp(t, `(?m)^[0-9]+ .*HashJoiner::_probe`, out.String(), "the logs read")
 }
 
 // TestBatchMemoryBounded: the table is made as the Results come, so the
