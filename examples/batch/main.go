@@ -6,7 +6,8 @@
 //
 // Exit status, as crashsig's: 0 crashes found; 1 an input could not be
 // read, the output could not be written, or the run was interrupted
-// (Ctrl-C: the table then holds what was read before); 2 usage; 3 every input
+// (Ctrl-C or SIGTERM: the table then holds what was read before, and a
+// compressed core's temporary copy is removed); 2 usage; 3 every input
 // was read and none held a crash. A skipped input (an executable, an
 // archive, binary junk) is named on stderr and is not an error.
 package main
@@ -22,13 +23,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/crashsig/crashsig/pipeline"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	version := flag.String("assume-version", "", "version of the crashes that do not print one")
 	flag.Parse()

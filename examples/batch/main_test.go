@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -168,4 +169,54 @@ func TestBatchMemoryBounded(t *testing.T) {
 	assert.Regexp(t, `(?m)^20000 `, out.String())
 	t.Logf("peak heap in use %d MB", peak.Load()>>20)
 	assert.Less(t, peak.Load(), uint64(96<<20), "heap in use while bucketing 20,000 incidents")
+}
+
+// TestMain runs main itself when BATCH_TEST_ARGS is set (its arguments,
+// NUL-separated), so that a test can send the process a signal.
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("BATCH_TEST_ARGS"); ok {
+		os.Args = append([]string{"batch"}, strings.Split(args, "\x00")...)
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestBatchSIGTERM: SIGTERM (kill, systemd, docker stop) ends a run as
+// Ctrl-C does: the temporary copy of a compressed core being decompressed
+// is removed and the exit status is 1. Before, the process died at once
+// and left the copy (up to the size of the core) in the temporary
+// directory.
+func TestBatchSIGTERM(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	fifo := filepath.Join(dir, "core.41237.gz")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	core, err := os.ReadFile("../../testdata/core/cores/kern_fp.core.gz")
+	require.NoError(t, err)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BATCH_TEST_ARGS="+fifo, "TMPDIR="+tmp)
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer w.Close()
+	// All of the core but the gzip trailer: the copy is written and waits
+	// for the rest.
+	_, err = w.Write(core[:len(core)-8])
+	require.NoError(t, err)
+	copies := func() []string {
+		m, _ := filepath.Glob(filepath.Join(tmp, "crashsig-core-*"))
+		return m
+	}
+	require.Eventually(t, func() bool { return len(copies()) > 0 }, 10*time.Second, 10*time.Millisecond, "no temporary copy of the core")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, errs.String())
+	assert.Equal(t, 1, exit.ExitCode(), "exit status (-1: killed by the signal); stderr: %s", errs.String())
+	assert.Empty(t, copies(), "the temporary copy of the core is left behind")
+	assert.Contains(t, errs.String(), "interrupted")
 }
