@@ -5,10 +5,16 @@
 //
 //	pbpaste | go run ./examples/oncall --version 3.3.9 -
 //	go run ./examples/oncall --binary /opt/starrocks/be/lib/starrocks_be core.41237
+//
+// Exit status, as crashsig's: 0 a crash was found; 1 an input could not be
+// read, or the run was interrupted; 3 every input was read and none held
+// a crash ("no crash found in the input"). A skipped input (an
+// executable, binary junk) is named on stderr and is not an error.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,16 +48,26 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdin io.Re
 		return 1
 	}
 	defer p.Close()
-	n := 0
+	n, failed := 0, false
 	for res, err := range p.Run(ctx, stdin, paths...) {
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				continue // said once below
+			}
 			fmt.Fprintln(stderr, "oncall:", err)
+			failed = failed || !errors.Is(err, pipeline.ErrSkipped)
 			continue
 		}
 		n++
 		answer(stdout, res)
 	}
-	if n == 0 {
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "oncall: interrupted")
+		return 1
+	case failed:
+		return 1
+	case n == 0:
 		fmt.Fprintln(stdout, "no crash found in the input")
 		return 3
 	}

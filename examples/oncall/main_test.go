@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/stretchr/testify/assert"
@@ -35,4 +38,40 @@ func TestOncallPaste(t *testing.T) {
 // TestSharesResultType: the answer is printed from a pipeline.Result.
 func TestSharesResultType(t *testing.T) {
 	assert.Equal(t, reflect.TypeOf(&pipeline.Result{}), reflect.TypeOf(answer).In(1))
+}
+
+// TestOncallUnreadable: an input that cannot be read is an error (exit 1),
+// not "no crash found" (exit 3), which tells the on-call engineer the
+// paste was looked at and is clean.
+func TestOncallUnreadable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "be.out")
+	var out, errs bytes.Buffer
+	code := run(context.Background(), pipeline.Options{NoSystemDebugDirs: true}, []string{missing}, strings.NewReader(""), &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, out.String(), "no crash found")
+	assert.Contains(t, errs.String(), missing)
+}
+
+// TestOncallInterrupted: Ctrl-C while an input is still being read (a
+// FIFO whose writer never comes) exits 1 and says so, not "no crash
+// found" (exit 3).
+func TestOncallInterrupted(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "be.out")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errs bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, pipeline.Options{NoSystemDebugDirs: true}, []string{fifo}, strings.NewReader(""), &out, &errs)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("oncall did not stop 10 s after it was cancelled")
+	}
+	assert.NotContains(t, out.String(), "no crash found")
+	assert.Equal(t, "oncall: interrupted\n", errs.String())
 }
