@@ -7,7 +7,8 @@
 //	go run ./examples/oncall --binary /opt/starrocks/be/lib/starrocks_be core.41237
 //
 // Exit status, as crashsig's: 0 a crash was found; 1 an input could not be
-// read, or the run was interrupted; 3 every input was read and none held
+// read, or the run was interrupted (Ctrl-C or SIGTERM: a compressed
+// core's temporary copy is removed); 3 every input was read and none held
 // a crash ("no crash found in the input"). A skipped input (an
 // executable, binary junk) is named on stderr and is not an error.
 package main
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/crashsig/crashsig/pipeline"
 )
@@ -29,7 +31,7 @@ func main() {
 	version := flag.String("version", "", "the version that crashed, when the crash does not print it")
 	binary := flag.String("binary", "", "the backend binary, to symbolize raw PCs and cores")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := pipeline.Options{AssumeVersion: *version}
 	if *binary != "" {
