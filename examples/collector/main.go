@@ -3,7 +3,8 @@
 // crash as soon as it is written: the same pipeline.Result that
 // `crashsig classify --json` prints. A crash is reported within
 // symbolize.DefaultFollowIdleTimeout (2 s) of its last line, even when the
-// crashed process writes nothing after it.
+// crashed process writes nothing after it. Ctrl-C or SIGTERM (systemd,
+// docker stop) stops it once it has reported the crash it was reading.
 //
 //	go run ./examples/collector [--follow=false] [--assume-version 3.3.9] /opt/starrocks/be/log/be.out
 package main
@@ -15,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/crashsig/crashsig/pipeline"
@@ -29,7 +31,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: collector [--follow=false] [--assume-version V] be.out")
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, flag.Arg(0), *follow, pipeline.Options{AssumeVersion: *version}, os.Stdout, os.Stderr))
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,4 +117,37 @@ func TestCollectorOnce(t *testing.T) {
 	require.NotEmpty(t, want)
 	require.Contains(t, want, "<", "the line holds a character a default encoder escapes")
 	assert.Equal(t, want, out.String())
+}
+
+// TestMain runs main itself when COLLECTOR_TEST_ARG is set (the followed
+// file), so that a test can send the process a signal.
+func TestMain(m *testing.M) {
+	if arg, ok := os.LookupEnv("COLLECTOR_TEST_ARG"); ok {
+		os.Args = []string{"collector", arg}
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestCollectorSIGTERM: a collector stopped by SIGTERM (systemd, docker
+// stop, kubernetes) still reports the crash it has read but not yet
+// emitted (the idle flush waits 2 s for more lines), as Ctrl-C does, and
+// exits 0. Before, SIGTERM killed it at once and the crash was lost.
+func TestCollectorSIGTERM(t *testing.T) {
+	crash, err := os.ReadFile("../../testdata/formats/f3-doris-check-then-f1.txt")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "be.out")
+	require.NoError(t, os.WriteFile(path, crash, 0o644)) // the last line is a frame: only the idle flush or the end emits it
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "COLLECTOR_TEST_ARG="+path)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	time.Sleep(time.Second) // read, and well within the 2 s idle flush
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NoError(t, cmd.Wait(), errs.String())
+	var res pipeline.Result
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
+	assert.Equal(t, "SIGABRT", res.Signal)
 }
