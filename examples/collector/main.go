@@ -5,6 +5,8 @@
 // symbolize.DefaultFollowIdleTimeout (2 s) of its last line, even when the
 // crashed process writes nothing after it. Ctrl-C or SIGTERM (systemd,
 // docker stop) stops it once it has reported the crash it was reading.
+// With --follow=false it reads the file once, as classify does (a rotated
+// be.out.1.gz, a core), and exits.
 //
 //	go run ./examples/collector [--follow=false] [--assume-version 3.3.9] /opt/starrocks/be/log/be.out
 package main
@@ -37,27 +39,25 @@ func main() {
 }
 
 func run(ctx context.Context, path string, follow bool, opts pipeline.Options, stdout, stderr io.Writer) int {
-	var r io.ReadCloser
 	if follow {
-		r = pipeline.Follow(ctx, path, 100*time.Millisecond) // io.EOF once ctx is done
 		opts.IdleFlush = symbolize.DefaultFollowIdleTimeout
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			fmt.Fprintln(stderr, "collector:", err)
-			return 1
-		}
-		r = f
 	}
-	defer r.Close()
 	p, err := pipeline.New(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "collector:", err)
 		return 1
 	}
 	defer p.Close()
+	// Once, the file is read as classify reads it (compressed, a core;
+	// binary junk refused); followed, it is a live text stream.
+	results := p.File(ctx, path)
+	if follow {
+		r := pipeline.Follow(ctx, path, 100*time.Millisecond) // io.EOF once ctx is done
+		defer r.Close()
+		results = p.Text(ctx, path, r)
+	}
 	enc := pipeline.NewEncoder(stdout) // the bytes classify --json prints
-	for res, err := range p.Text(ctx, path, r) {
+	for res, err := range results {
 		if err == nil {
 			err = enc.Encode(res)
 		}

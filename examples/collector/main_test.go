@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -150,4 +151,33 @@ func TestCollectorSIGTERM(t *testing.T) {
 	var res pipeline.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
 	assert.Equal(t, "SIGABRT", res.Signal)
+}
+
+// TestCollectorOnceCompressed: --follow=false reads a file as classify
+// does: a rotated, compressed be.out gives its crash, and binary junk is
+// refused with the reason. Before, both printed nothing and exited 0.
+func TestCollectorOnceCompressed(t *testing.T) {
+	crash, err := os.ReadFile("../../testdata/formats/f3-doris-check-then-f1.txt")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(crash)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	rotated := filepath.Join(dir, "be.out.1.gz")
+	require.NoError(t, os.WriteFile(rotated, gz.Bytes(), 0o644))
+	var out, errs bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), rotated, false, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs), errs.String())
+	var res pipeline.Result
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
+	assert.Equal(t, "SIGABRT", res.Signal)
+
+	junk := filepath.Join(dir, "be.out")
+	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte{0, 0xff, 0x13, 0x80}, 4096), 0o644))
+	out.Reset()
+	errs.Reset()
+	assert.Equal(t, 1, run(context.Background(), junk, false, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs))
+	assert.Empty(t, out.String())
+	assert.Contains(t, errs.String(), "skipped")
 }
