@@ -13,9 +13,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -52,6 +54,9 @@ func run(ctx context.Context, path string, follow bool, opts pipeline.Options, s
 	// binary junk refused); followed, it is a live text stream.
 	results := p.File(ctx, path)
 	if follow {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "collector: %s does not exist yet; waiting for it\n", path)
+		}
 		r := pipeline.Follow(ctx, path, 100*time.Millisecond) // io.EOF once ctx is done
 		defer r.Close()
 		results = p.Text(ctx, path, r)

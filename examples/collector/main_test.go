@@ -181,3 +181,16 @@ func TestCollectorOnceCompressed(t *testing.T) {
 	assert.Empty(t, out.String())
 	assert.Contains(t, errs.String(), "skipped")
 }
+
+// TestCollectorWaitsAloud: following a file that does not exist yet waits
+// for it (tail -F), and says so on stderr; it waited in silence, so a
+// mistyped path looked like a quiet log forever.
+func TestCollectorWaitsAloud(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log", "be.out")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errs bytes.Buffer
+	assert.Equal(t, 0, run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs))
+	assert.Equal(t, "collector: "+path+" does not exist yet; waiting for it\n", errs.String())
+	assert.Empty(t, out.String())
+}
