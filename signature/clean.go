@@ -21,26 +21,7 @@ func clean(s string) string {
 		s = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
 	}
 	s = repairPasteDamage(s)
-	needs := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			needs = true
-			break
-		}
-	}
-	if needs {
-		var b strings.Builder
-		for _, r := range s {
-			switch {
-			case r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r):
-				continue
-			case r >= 0x80 && unicode.Is(unicode.Zs, r):
-				r = ' '
-			}
-			b.WriteRune(r)
-		}
-		s = strings.TrimSpace(b.String())
-	}
+	s = printable(s)
 	for {
 		t := stripCloneSuffixes(stripSymbolVersion(s))
 		if t == s {
@@ -48,6 +29,33 @@ func clean(s string) string {
 		}
 		s = t
 	}
+}
+
+// printable drops what prints as nothing or is not text: control bytes,
+// invalid UTF-8 and Unicode format characters; other Unicode spaces
+// become blanks.
+func printable(s string) string {
+	needs := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r):
+			continue
+		case r >= 0x80 && unicode.Is(unicode.Zs, r):
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // stripSymbolVersion drops `@GLIBC_2.2.5`, `@@GLIBCXX_3.4` at the end

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/crashsig/crashsig/symbolize"
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,19 @@ func keyOfText(t *testing.T, text string) string {
 	require.NoError(t, err)
 	require.Len(t, crashes, 1)
 	return Default().Generate(crashes[0]).Key
+}
+
+// TestKindValidUTF8: a key is text. A check message with bytes that are
+// not UTF-8 (a binary value streamed into the message) gave a key with
+// those bytes, which JSON prints as U+FFFD: the key read back from
+// `classify --json` was not the key, nor its ID the ID of it.
+func TestKindValidUTF8(t *testing.T) {
+	check := func(expr string) string {
+		return keyOfText(t, "F0611 08:02:41.118230 90211 threadpool.cpp:247] Check failed: "+expr+" \n*** Check failure stack trace: ***\n")
+	}
+	want := check("p != nullptr")
+	require.Equal(t, "EMPTY: CHECK(p != nullptr)", want)
+	got := check("p\xff\xfe != nullptr")
+	assert.True(t, utf8.ValidString(got), "%q", got)
+	assert.Equal(t, want, got)
 }

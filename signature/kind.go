@@ -61,6 +61,7 @@ func (g *Generator) kind(c *symbolize.Crash, t *tracer) string {
 			k = "CRASH"
 		}
 	}
+	k = printable(k) // bytes of a streamed message that are not text
 	t.add("kind: " + k + " (incident kind " + kindName(c.Kind) + ", signal " + orDash(c.Signal) + ")")
 	if nullFault(c) {
 		// gdb's bt and boost dumps of older Doris versions do not print the
