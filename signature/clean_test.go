@@ -83,3 +83,22 @@ func TestKindValidUTF8(t *testing.T) {
 	assert.True(t, utf8.ValidString(got), "%q", got)
 	assert.Equal(t, want, got)
 }
+
+// TestUnsymbolizedModuleText: a module name printed with bytes that are
+// not text (invalid UTF-8, an escape) is keyed without them, like a
+// function name: the key stays valid UTF-8 and prints no escape sequence
+// to the terminal that shows it.
+func TestUnsymbolizedModuleText(t *testing.T) {
+	asan := func(module string) string {
+		return keyOfText(t, "==41233==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x55d1c2b3a4f5 bp 0x7f3a2bffe9d0 sp 0x7f3a2bffe9c8 T0)\n"+
+			"    #0 0x55d1c2b3a4f4  (/opt/doris/be/lib/"+module+"+0x2a2c0ad)\n"+
+			"    #1 0x55d1c2b3a4f9  (/opt/doris/be/lib/"+module+"+0x2a2c0f0)\n")
+	}
+	want := asan("doris_be")
+	require.Equal(t, "FAULT | doris_be+0x2a2c0ad", want)
+	for _, m := range []string{"doris\xff\xfe_be", "doris\x1b_be"} {
+		got := asan(m)
+		assert.True(t, utf8.ValidString(got), "%q", got)
+		assert.Equal(t, want, got)
+	}
+}

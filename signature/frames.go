@@ -109,12 +109,12 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []s
 		}
 		return v
 	}
+	m := printable(v.module) // a key is text
+	if m == "" {
+		m = mainBinary(product)
+	}
 	switch {
 	case hasOffset:
-		m := v.module
-		if m == "" {
-			m = mainBinary(product)
-		}
 		if glogFrame(f) {
 			// glog prints the offset of PC-1; keys name the PC's offset,
 			// as the absolute addresses of other sources do.
@@ -122,10 +122,6 @@ func (g *Generator) view(f *symbolize.Frame, product symbolize.Product, maps []s
 		}
 		v.unsym = m + "+" + offset.String()
 	default:
-		m := v.module
-		if m == "" {
-			m = mainBinary(product)
-		}
 		// Position independence is read from the addresses, never from the
 		// module's name: the kernel line's mapping base when it names one
 		// for this PC, else the PC itself (fixed-address executables are
