@@ -127,12 +127,15 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, std
 		}
 	}
 	wg.Wait()
-	code := table(stdout, b.Buckets(0.8))
+	werr := table(stdout, b.Buckets(0.8))
+	if werr != nil {
+		fmt.Fprintln(stderr, "batch: writing the table:", werr)
+	}
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "batch: interrupted: the table holds the incidents read before")
 		return 1
-	case code != 0 || failed:
+	case werr != nil || failed:
 		return 1
 	case !found:
 		fmt.Fprintln(stderr, "batch: no crash found in the input")
@@ -142,7 +145,7 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, std
 }
 
 // table prints the buckets, most frequent first within each path.
-func table(stdout io.Writer, buckets []pipeline.Bucket) int {
+func table(stdout io.Writer, buckets []pipeline.Bucket) error {
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "count\tpath\tarea\tdefect\tstatus\tversions\tfirst seen\tkey")
 	for _, bk := range buckets {
@@ -153,8 +156,5 @@ func table(stdout io.Writer, buckets []pipeline.Bucket) int {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.80s\n", bk.Count, bk.Path, bk.Area, defect, bk.Status,
 			strings.Join(bk.Versions, ","), bk.First, bk.Key)
 	}
-	if err := w.Flush(); err != nil {
-		return 1
-	}
-	return 0
+	return w.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,4 +220,18 @@ func TestBatchSIGTERM(t *testing.T) {
 	assert.Equal(t, 1, exit.ExitCode(), "exit status (-1: killed by the signal); stderr: %s", errs.String())
 	assert.Empty(t, copies(), "the temporary copy of the core is left behind")
 	assert.Contains(t, errs.String(), "interrupted")
+}
+
+// failWriter fails every write, as stdout redirected to /dev/full does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestBatchWriteError: a table that cannot be written exits 1 and says
+// why on stderr (it exited 1 in silence).
+func TestBatchWriteError(t *testing.T) {
+	var errs bytes.Buffer
+	code := run(context.Background(), pipeline.Options{NoSystemDebugDirs: true}, []string{"../../testdata/formats/f2-glog04-preamble.txt"}, failWriter{}, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), "no space left on device")
 }
