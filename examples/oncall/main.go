@@ -7,7 +7,7 @@
 //	go run ./examples/oncall --binary /opt/starrocks/be/lib/starrocks_be core.41237
 //
 // Exit status, as crashsig's: 0 a crash was found; 1 an input could not be
-// read, or the run was interrupted (Ctrl-C or SIGTERM: a compressed
+// read or the answer could not be written, or the run was interrupted (Ctrl-C or SIGTERM: a compressed
 // core's temporary copy is removed); 3 every input was read and none held
 // a crash ("no crash found in the input"). A skipped input (an
 // executable, binary junk) is named on stderr and is not an error.
@@ -50,6 +50,7 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdin io.Re
 		return 1
 	}
 	defer p.Close()
+	out := &firstErr{w: stdout}
 	n, failed := 0, false
 	for res, err := range p.Run(ctx, stdin, paths...) {
 		if err != nil {
@@ -61,19 +62,24 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdin io.Re
 			continue
 		}
 		n++
-		answer(stdout, res)
+		answer(out, res)
 	}
+	code := 0
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "oncall: interrupted")
-		return 1
+		code = 1
 	case failed:
-		return 1
+		code = 1
 	case n == 0:
-		fmt.Fprintln(stdout, "no crash found in the input")
-		return 3
+		fmt.Fprintln(out, "no crash found in the input")
+		code = 3
 	}
-	return 0
+	if out.err != nil {
+		fmt.Fprintln(stderr, "oncall: writing the answer:", out.err)
+		return 1
+	}
+	return code
 }
 
 // answer prints one incident, the answer first.
@@ -90,4 +96,20 @@ func answer(w io.Writer, r *pipeline.Result) {
 	for _, e := range v.Evidence {
 		fmt.Fprintf(w, "  - %s\n", e)
 	}
+}
+
+// firstErr keeps the first error of writes to w: an answer that could not
+// be written (stdout on a full disk) makes the run fail.
+type firstErr struct {
+	w   io.Writer
+	err error
+}
+
+func (f *firstErr) Write(b []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(b)
+	f.err = err
+	return n, err
 }

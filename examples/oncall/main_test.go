@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,4 +117,18 @@ func TestOncallSIGTERM(t *testing.T) {
 	require.ErrorAs(t, cmd.Wait(), &exit)
 	assert.Equal(t, 1, exit.ExitCode(), "-1: killed by the signal; stderr: %s", errs.String())
 	assert.Empty(t, copies(), "the temporary copy of the core is left behind")
+}
+
+// failWriter fails every write, as stdout redirected to /dev/full does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOncallWriteError: an answer that cannot be written is an error
+// (exit 1, said on stderr), as for crashsig; it exited 0.
+func TestOncallWriteError(t *testing.T) {
+	var errs bytes.Buffer
+	code := run(context.Background(), pipeline.Options{NoSystemDebugDirs: true}, []string{"../../testdata/formats/f2-glog04-preamble.txt"}, strings.NewReader(""), failWriter{}, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), "no space left on device")
 }
