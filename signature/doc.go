@@ -314,6 +314,16 @@
 // keys. The damage says how much of the crash was seen, not which crash
 // it is; it stays in the attributes and the trace.
 //
+// crashsig-sig/15 keys text as it reads: a name drops Unicode format
+// characters (zero-width space, byte order mark, soft hyphen, bidi
+// controls) and reads other Unicode spaces as blanks, so a name pasted
+// from a web page or a chat keys as printed; the kind's message (a check's
+// expression, a sanitizer's text) and an unsymbolized frame's module name
+// drop bytes that are not UTF-8 and control bytes, so a key read back from
+// JSON (which prints them as U+FFFD) is the key; a PLT stub (gdb's
+// `memcpy@plt`) keys as the function it jumps to. No golden, corpus or
+// validation key changed: the bump says that keys of such inputs did.
+//
 // Measured and rejected: a lambda keyed as its owner (`X::{lambda}` → X)
 // shares no more training pairs and merges one more catalog defect pair.
 //

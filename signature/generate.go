@@ -15,7 +15,7 @@ import (
 // whenever normalization, rules or key layout change any key of the
 // golden corpus (testdata/signature/golden.tsv); keys of different
 // algorithms are not comparable.
-const Algorithm = "crashsig-sig/14"
+const Algorithm = "crashsig-sig/15"
 
 // DefaultFrames is how many significant frames a key holds: frames that
 // are neither mechanism nor generic (see doc.go, "Key shape", for the
