@@ -46,3 +46,41 @@ func TestGDBTextWithBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreTextReadBack: crashsig's own text of a core (`crashsig core`,
+// symbolize.WriteCoreText, the goldens testdata/core/golden/*.crashsig.txt)
+// pasted into a ticket and read back keys as the core itself does, and
+// names the same crashing thread (review: it was read as a gdb thread dump
+// of no crash, THREADS | starrocks::CompactionManager::_schedule, while
+// the core is FAULT | starrocks::ParsedPageV1::read).
+func TestCoreTextReadBack(t *testing.T) {
+	dir := t.TempDir()
+	bins := map[string]string{
+		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
+		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
+	}
+	texts, err := filepath.Glob("../testdata/core/golden/*.crashsig.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, texts)
+	plain := newPipeline(t, Options{})
+	for _, text := range texts {
+		name := strings.TrimSuffix(filepath.Base(text), ".crashsig.txt")
+		variant := "fp"
+		if strings.Contains(name, "nofp") {
+			variant = "nofp"
+		}
+		with := newPipeline(t, Options{Binaries: []string{bins[variant]}})
+		core, err := with.Core(context.Background(), "../testdata/core/cores/"+name+".core.gz")
+		require.NoError(t, err, name)
+		rs, errs := collect(t, plain.File(context.Background(), text))
+		require.Empty(t, errs, text)
+		require.Len(t, rs, 1, text)
+		assert.Equal(t, core.Signature.Key, rs[0].Signature.Key, name)
+		assert.Equal(t, core.Kind, rs[0].Kind, name)
+		require.NotEmpty(t, rs[0].Threads, name)
+		require.NotEmpty(t, core.Threads, name)
+		assert.Equal(t, core.Threads[0].ID, rs[0].Threads[0].ID, "%s: the crashing thread", name)
+		assert.True(t, rs[0].Threads[0].Crashed, name)
+		assert.Equal(t, core.Signal, rs[0].Signal, name)
+	}
+}

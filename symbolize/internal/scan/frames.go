@@ -349,6 +349,7 @@ func (p *parser) parseGDBFrame(s string) (Frame, bool) {
 		f.Function = "<signal handler called>"
 		return f, true
 	}
+	rest = coreTextModule(rest, &f)
 	if j := strings.LastIndex(rest, " from "); j > 0 && !strings.ContainsAny(rest[j+6:], " ()") {
 		f.Module = rest[j+6:]
 		rest = rest[:j]
@@ -358,11 +359,40 @@ func (p *parser) parseGDBFrame(s string) (Frame, bool) {
 			rest = rest[:j]
 		}
 	}
+	if r, ok := strings.CutSuffix(rest, " (inlined)"); ok {
+		// crashsig's core text marks an inline frame so; gdb prints an
+		// argument list there, never the bare word.
+		rest, f.Inlined = r, true
+	}
 	rest = stripGDBArgs(rest)
 	if rest != "??" {
 		p.setFunction(&f, rest)
 	}
 	return f, true
+}
+
+// coreTextModule takes the ` (module+0xoffset)` that crashsig's core text
+// (symbolize.WriteCoreText) ends a frame with off rest into f, and returns
+// the rest. gdb ends a frame with ` at file:line`, ` from library` or an
+// argument list, never with a parenthesized `name+0xhex`.
+func coreTextModule(rest string, f *Frame) string {
+	if !strings.HasSuffix(rest, ")") {
+		return rest
+	}
+	open := strings.LastIndex(rest, " (")
+	if open < 0 {
+		return rest
+	}
+	mod, off, ok := strings.Cut(rest[open+2:len(rest)-1], "+0x")
+	if !ok || mod == "" || strings.ContainsAny(mod, " ()+") {
+		return rest
+	}
+	v, ok := parseHex("0x" + off)
+	if !ok {
+		return rest
+	}
+	f.Module, f.Offset, f.HasOffset = mod, Addr(v), true
+	return rest[:open]
 }
 
 // stripGDBArgs removes the argument list gdb prints after a function name:

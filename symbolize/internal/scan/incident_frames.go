@@ -147,6 +147,9 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				// A second `bt` with no thread header between: the next
 				// session's (thread apply all bt prints a header per thread).
 				return false
+			case in.cur != nil && len(in.cur.th.Frames) > 0 && coreTextInlineGroup(in.cur.th.Frames[len(in.cur.th.Frames)-1], f):
+				// crashsig's core text: the frames of one address repeat
+				// its number, all but the last marked inline.
 			case in.cur == nil || (f.Index == 0 && len(in.cur.th.Frames) > 0):
 				in.newStack("gdb", 1)
 			}
@@ -471,6 +474,14 @@ func (in *incident) gdbInline(f Frame) {
 	if prev.Index == f.Index-1 && prev.Function != "<signal handler called>" {
 		prev.Inlined = true
 	}
+}
+
+// coreTextInlineGroup reports whether f continues the inline group of
+// last in crashsig's core text (symbolize.WriteCoreText): the same number
+// and address after a frame marked `(inlined)`. gdb numbers every frame of
+// an inline group on its own.
+func coreTextInlineGroup(last, f Frame) bool {
+	return last.Inlined && f.Index == last.Index && f.PC == last.PC && f.PC != 0
 }
 
 // lastHandlerFrame returns the index of the last signal handler's frame in

@@ -64,6 +64,11 @@ func (in *incident) gdb(p *parser, k lineKind, m []string) {
 			c.Signal = signalName(n)
 		}
 		c.SignalReason = strings.TrimSuffix(m[2], ".")
+		if len(m) > 3 && m[3] != "" {
+			// crashsig's core text names the crashing thread's LWP on
+			// its signal line (F7.crashsig_signal).
+			in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
+		}
 	case kGDBCurrent:
 		in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
 	case kGDBThread:
