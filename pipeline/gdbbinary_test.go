@@ -17,11 +17,7 @@ import (
 // its frames and the signature its key (the key of the core, whatever
 // printed it).
 func TestGDBTextWithBinary(t *testing.T) {
-	dir := t.TempDir()
-	bins := map[string]string{
-		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
-		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
-	}
+	bins := simBinaries(t)
 	texts, err := filepath.Glob("../testdata/core/golden/*.gdb.txt")
 	require.NoError(t, err)
 	require.NotEmpty(t, texts)
@@ -47,6 +43,15 @@ func TestGDBTextWithBinary(t *testing.T) {
 	}
 }
 
+// simBinaries unpacks the test cores' binaries, by variant ("fp", "nofp").
+func simBinaries(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	return map[string]string{
+		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
+		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
+	}
+}
+
 // TestCoreTextReadBack: crashsig's own text of a core (`crashsig core`,
 // symbolize.WriteCoreText, the goldens testdata/core/golden/*.crashsig.txt)
 // pasted into a ticket and read back keys as the core itself does, and
@@ -54,11 +59,7 @@ func TestGDBTextWithBinary(t *testing.T) {
 // of no crash, THREADS | starrocks::CompactionManager::_schedule, while
 // the core is FAULT | starrocks::ParsedPageV1::read).
 func TestCoreTextReadBack(t *testing.T) {
-	dir := t.TempDir()
-	bins := map[string]string{
-		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
-		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
-	}
+	bins := simBinaries(t)
 	texts, err := filepath.Glob("../testdata/core/golden/*.crashsig.txt")
 	require.NoError(t, err)
 	require.NotEmpty(t, texts)
