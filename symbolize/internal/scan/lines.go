@@ -33,6 +33,9 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
 	}
+	if n := len(b); n > 0 && b[n-1] == 'm' {
+		b = trimSGRSuffix(b)
+	}
 	if len(b) == 0 {
 		return b, false, false
 	}
@@ -41,6 +44,15 @@ func normalizeLine(b []byte) (text []byte, runtimeLogger, prefixed bool) {
 			break
 		}
 		switch c := b[0]; {
+		case c == 0x1b:
+			// Terminal colours: glog with --colorlogtostderr (and other
+			// loggers) starts a WARNING/ERROR/FATAL line with `ESC[0;3Nm`
+			// and writes the reset `ESC[m` after the newline, at the start
+			// of the next line. They are no text.
+			if n := sgrPrefix(b); n > 0 {
+				b = b[n:]
+				continue
+			}
 		case c == '>':
 			// Markdown quote: "> text", ">text", ">" (possibly nested).
 			i := 1
@@ -251,6 +263,39 @@ func syslogPrefix(b []byte) int {
 		return 0
 	}
 	return 16 + sp + 1 + colon + 2
+}
+
+// sgrPrefix returns the length of the terminal colour sequences (ANSI
+// SGR: ESC [ parameters m, parameters digits and `;`) b starts with, or 0.
+func sgrPrefix(b []byte) int {
+	n := 0
+	for n+2 < len(b) && b[n] == 0x1b && b[n+1] == '[' {
+		i := n + 2
+		for i < len(b) && (isDigit(b[i]) || b[i] == ';') && i-n < 32 {
+			i++
+		}
+		if i >= len(b) || b[i] != 'm' {
+			break
+		}
+		n = i + 1
+	}
+	return n
+}
+
+// trimSGRSuffix removes the terminal colour sequences b ends with (a
+// logger that resets the colour before the newline).
+func trimSGRSuffix(b []byte) []byte {
+	for len(b) >= 3 && b[len(b)-1] == 'm' {
+		i := len(b) - 2
+		for i >= 0 && len(b)-i < 34 && (isDigit(b[i]) || b[i] == ';') {
+			i--
+		}
+		if i < 1 || b[i] != '[' || b[i-1] != 0x1b {
+			break
+		}
+		b = b[:i-1]
+	}
+	return b
 }
 
 // unescapeHTML undoes the entities seen in scraped pastes.
