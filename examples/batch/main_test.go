@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,15 +172,9 @@ func TestBatchMemoryBounded(t *testing.T) {
 	assert.Less(t, peak.Load(), uint64(96<<20), "heap in use while bucketing 20,000 incidents")
 }
 
-// TestMain runs main itself when BATCH_TEST_ARGS is set (its arguments,
-// NUL-separated), so that a test can send the process a signal.
-func TestMain(m *testing.M) {
-	if args, ok := os.LookupEnv("BATCH_TEST_ARGS"); ok {
-		os.Args = append([]string{"batch"}, strings.Split(args, "\x00")...)
-		main()
-	}
-	os.Exit(m.Run())
-}
+// TestMain runs main itself when BATCH_TEST_ARGS is set, so that a test
+// can send the process a signal (testutil.ChildMain).
+func TestMain(m *testing.M) { testutil.ChildMain(m, "BATCH_TEST_ARGS", "batch", main) }
 
 // TestBatchSIGTERM: SIGTERM (kill, systemd, docker stop) ends a run as
 // Ctrl-C does: the temporary copy of a compressed core being decompressed
@@ -188,38 +182,11 @@ func TestMain(m *testing.M) {
 // and left the copy (up to the size of the core) in the temporary
 // directory.
 func TestBatchSIGTERM(t *testing.T) {
-	dir, tmp := t.TempDir(), t.TempDir()
-	fifo := filepath.Join(dir, "core.41237.gz")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	core, err := os.ReadFile("../../testdata/core/cores/kern_fp.core.gz")
-	require.NoError(t, err)
-
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BATCH_TEST_ARGS="+fifo, "TMPDIR="+tmp)
-	var errs bytes.Buffer
-	cmd.Stderr = &errs
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer w.Close()
-	// All of the core but the gzip trailer: the copy is written and waits
-	// for the rest.
-	_, err = w.Write(core[:len(core)-8])
-	require.NoError(t, err)
-	copies := func() []string {
-		m, _ := filepath.Glob(filepath.Join(tmp, "crashsig-core-*"))
-		return m
-	}
-	require.Eventually(t, func() bool { return len(copies()) > 0 }, 10*time.Second, 10*time.Millisecond, "no temporary copy of the core")
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, errs.String())
-	assert.Equal(t, 1, exit.ExitCode(), "exit status (-1: killed by the signal); stderr: %s", errs.String())
-	assert.Empty(t, copies(), "the temporary copy of the core is left behind")
-	assert.Contains(t, errs.String(), "interrupted")
+	code, stderr, left := testutil.SIGTERMDuringCoreCopy(t, "BATCH_TEST_ARGS", "../../testdata/core/cores/kern_fp.core.gz",
+		func(fifo string) []string { return []string{fifo} })
+	assert.Equal(t, 1, code, "exit status (-1: killed by the signal); stderr: %s", stderr)
+	assert.Empty(t, left, "the temporary copy of the core is left behind")
+	assert.Contains(t, stderr, "interrupted")
 }
 
 // failWriter fails every write, as stdout redirected to /dev/full does.

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/crashsig/crashsig/catalog"
 	"github.com/crashsig/crashsig/pipeline"
@@ -48,7 +49,9 @@ func withOutput(run func(ctx context.Context, args []string, stdin io.Reader, st
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (kill, systemd, docker stop) ends a run as Ctrl-C does: the
+	// temporary copy of a compressed core being read is removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// CRASHSIG_CPUPROFILE=FILE writes a CPU profile of the run (for the
 	// performance work described in symbolize/SYMBOLIZER.md).
 	if p := os.Getenv("CRASHSIG_CPUPROFILE"); p != "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/crashsig/crashsig/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,45 +78,18 @@ func TestOncallInterrupted(t *testing.T) {
 	assert.Equal(t, "oncall: interrupted\n", errs.String())
 }
 
-// TestMain runs main itself when ONCALL_TEST_ARG is set (its one
-// argument), so that a test can send the process a signal.
-func TestMain(m *testing.M) {
-	if arg, ok := os.LookupEnv("ONCALL_TEST_ARG"); ok {
-		os.Args = []string{"oncall", arg}
-		main()
-	}
-	os.Exit(m.Run())
-}
+// TestMain runs main itself when ONCALL_TEST_ARG is set, so that a test
+// can send the process a signal (testutil.ChildMain).
+func TestMain(m *testing.M) { testutil.ChildMain(m, "ONCALL_TEST_ARG", "oncall", main) }
 
 // TestOncallSIGTERM: SIGTERM ends oncall as Ctrl-C does: a compressed
 // core (here from a FIFO) is being copied to a temporary file, and the
 // copy is removed. Before, the process died at once and left it behind.
 func TestOncallSIGTERM(t *testing.T) {
-	tmp, fifo := t.TempDir(), filepath.Join(t.TempDir(), "core.gz")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	core, err := os.ReadFile("../../testdata/core/cores/kern_fp.core.gz")
-	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "ONCALL_TEST_ARG="+fifo, "TMPDIR="+tmp)
-	var errs bytes.Buffer
-	cmd.Stderr = &errs
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer w.Close()
-	_, err = w.Write(core[:len(core)-8]) // the copy waits for the gzip trailer
-	require.NoError(t, err)
-	copies := func() []string {
-		m, _ := filepath.Glob(filepath.Join(tmp, "crashsig-core-*"))
-		return m
-	}
-	require.Eventually(t, func() bool { return len(copies()) > 0 }, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	var exit *exec.ExitError
-	require.ErrorAs(t, cmd.Wait(), &exit)
-	assert.Equal(t, 1, exit.ExitCode(), "-1: killed by the signal; stderr: %s", errs.String())
-	assert.Empty(t, copies(), "the temporary copy of the core is left behind")
+	code, stderr, left := testutil.SIGTERMDuringCoreCopy(t, "ONCALL_TEST_ARG", "../../testdata/core/cores/kern_fp.core.gz",
+		func(fifo string) []string { return []string{fifo} })
+	assert.Equal(t, 1, code, "-1: killed by the signal; stderr: %s", stderr)
+	assert.Empty(t, left, "the temporary copy of the core is left behind")
 }
 
 // failWriter fails every write, as stdout redirected to /dev/full does.
