@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -104,4 +105,30 @@ func TestFileFIFOReads(t *testing.T) {
 		assert.Equal(t, want[i].StartLine, got[i].StartLine)
 		assert.Equal(t, want[i].EndLine, got[i].EndLine)
 	}
+}
+
+// TestStdinCoreHonoursContext: a compressed core arriving on stdin from a
+// writer that stays open (a shell pipeline) does not hold the caller past
+// its context while it is being copied, and the partial copy is removed
+// (review: the copy's Read of stdin was not interrupted; a FIFO or a file
+// were).
+func TestStdinCoreHonoursContext(t *testing.T) {
+	core, err := os.ReadFile("../testdata/core/cores/kern_fp.core.gz")
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	p := newPipeline(t, Options{TempDir: tmp})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write(core[:len(core)-8]) // all but the gzip trailer; the writer stays open
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	rs, errs := collect(t, p.Run(ctx, pr, "-"))
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Empty(t, rs)
+	require.Len(t, errs, 1, "%v", errs)
+	assert.ErrorIs(t, errs[0], context.DeadlineExceeded)
+	left, err := filepath.Glob(filepath.Join(tmp, "crashsig-core-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the partial copy of the core is left behind")
 }

@@ -185,8 +185,9 @@ type Input struct {
 	MaxCoreBytes int64
 
 	r       *bufio.Reader
-	file    *os.File // the file on disk, for a core read in place
-	tmp     string   // a decompressed core written to a temporary file
+	src     *srcReader // the bottom of r's chain: the reader given
+	file    *os.File   // the file on disk, for a core read in place
+	tmp     string     // a decompressed core written to a temporary file
 	closers []func() error
 	count   *atomic.Int64
 }
@@ -228,6 +229,16 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 	if limit <= 0 {
 		limit = DefaultMaxCoreBytes
 	}
+	if !in.regular() && in.src != nil {
+		// A pipe (stdin, a FIFO) may block in Read with its writer open:
+		// the copy must still end when ctx is done. The raw source is
+		// read in a goroutine (below the decompressor, which only this
+		// goroutine uses: Close may close it while a Read of the source
+		// is still blocked).
+		ar := newAsyncReader(ctx, in.src.r)
+		in.src.r = ar
+		defer ar.stop()
+	}
 	n, err := io.Copy(tmp, io.LimitReader(ctxReader{ctx, in.r}, limit+1))
 	if err == nil && n > limit {
 		err = fmt.Errorf("%w: more than %d bytes", ErrCoreTooLarge, limit)
@@ -258,6 +269,77 @@ func (in *Input) Close() error {
 	}
 	return err
 }
+
+// srcReader is the bottom of an Input's chain of readers (under the
+// byte count, the sniffing buffer and the decompressor): CorePath puts an
+// asyncReader in its place to copy a core from a pipe.
+type srcReader struct{ r io.Reader }
+
+func (s *srcReader) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+// asyncReader reads r in a goroutine of its own, so that Read returns
+// ctx's error as soon as ctx is done even while r is blocked (a pipe whose
+// writer stays open, as stdin under a shell pipeline). A Read of r in
+// progress then stays blocked until it returns (data, EOF or an error,
+// when the writer writes or closes); the goroutine ends then, dropping
+// what it read.
+type asyncReader struct {
+	ctx  context.Context
+	ch   chan asyncChunk
+	done chan struct{}
+	cur  []byte
+	err  error
+}
+
+type asyncChunk struct {
+	b   []byte
+	err error
+}
+
+// asyncChunkBytes is the size of one read of the goroutine.
+const asyncChunkBytes = 256 << 10
+
+func newAsyncReader(ctx context.Context, r io.Reader) *asyncReader {
+	a := &asyncReader{ctx: ctx, ch: make(chan asyncChunk, 1), done: make(chan struct{})}
+	go func() {
+		for {
+			b := make([]byte, asyncChunkBytes)
+			n, err := r.Read(b)
+			select {
+			case a.ch <- asyncChunk{b[:n], err}:
+			case <-a.done:
+				return
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncReader) Read(p []byte) (int, error) {
+	for len(a.cur) == 0 {
+		if a.err != nil {
+			return 0, a.err
+		}
+		select {
+		case c := <-a.ch:
+			a.cur, a.err = c.b, c.err
+		case <-a.ctx.Done():
+			a.err = a.ctx.Err()
+			return 0, a.err
+		}
+	}
+	n := copy(p, a.cur)
+	a.cur = a.cur[n:]
+	return n, nil
+}
+
+// stop lets the goroutine end after its Read in progress returns.
+func (a *asyncReader) stop() { close(a.done) }
 
 // ctxReader stops reading when ctx is done.
 type ctxReader struct {
@@ -407,7 +489,8 @@ func NewInput(name string, r io.Reader) (*Input, error) {
 const sniffBytes = 8 << 10
 
 func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
-	in := &Input{Name: name, count: count}
+	in := &Input{Name: name, count: count, src: &srcReader{r}}
+	r = in.src
 	if count != nil {
 		r = countReader{r, count}
 	}
