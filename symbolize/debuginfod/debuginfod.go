@@ -76,11 +76,14 @@ const (
 
 // Defaults used when the corresponding Client field is zero.
 const (
-	DefaultTimeout  = 90 * time.Second // per request, like elfutils' DEBUGINFOD_TIMEOUT
+	DefaultTimeout  = 90 * time.Second // to commence a download, like elfutils' DEBUGINFOD_TIMEOUT
 	DefaultMaxSize  = 8 << 30          // 8 GiB: a backend's debug file is 1-4 GiB
 	DefaultRetries  = 1                // extra attempts per server after a transport error or 5xx
 	defaultMissTTL  = 600 * time.Second
 	maxErrorBodyLen = 512
+	// commenceBytes is how much of the body must arrive within Timeout
+	// (elfutils: "at least 100K of data within this many seconds").
+	commenceBytes = 100 << 10
 )
 
 // Client fetches files from debuginfod servers. The zero value has no
@@ -92,10 +95,18 @@ type Client struct {
 	// CacheDir is the cache root. Empty: DefaultCacheDir().
 	CacheDir string
 	// HTTPClient sends the requests. Nil: a client with no overall timeout
-	// (Timeout bounds each request).
+	// (Timeout and MaxTime bound each request).
 	HTTPClient *http.Client
-	// Timeout bounds each request, headers and body. Zero: DefaultTimeout.
+	// Timeout is the download-commencing timeout of elfutils'
+	// DEBUGINFOD_TIMEOUT: a server that has not sent its headers and the
+	// first 100 KiB of the file (or all of a smaller file) within Timeout
+	// is given up (ErrUnreachable). A download that has commenced is not
+	// cut by it, however long a large debug file takes; MaxTime bounds
+	// that. Zero: DefaultTimeout; negative: no timeout.
 	Timeout time.Duration
+	// MaxTime bounds one whole download (elfutils' DEBUGINFOD_MAXTIME);
+	// zero or negative: no bound.
+	MaxTime time.Duration
 	// MaxSize is the largest file accepted, in bytes. Zero: DefaultMaxSize.
 	MaxSize int64
 	// Retries is the number of extra attempts per server after a transport
@@ -105,9 +116,11 @@ type Client struct {
 
 // FromEnv returns a client configured like elfutils' from the environment:
 // DEBUGINFOD_URLS (space-separated server URLs), DEBUGINFOD_CACHE_PATH,
-// DEBUGINFOD_TIMEOUT (seconds), DEBUGINFOD_MAXSIZE (bytes) and
-// DEBUGINFOD_RETRY_LIMIT. It returns ErrNoServers when DEBUGINFOD_URLS names
-// no server, so that callers can treat "not configured" as "off".
+// DEBUGINFOD_TIMEOUT (seconds to commence a download; 0 or negative: no
+// timeout), DEBUGINFOD_MAXTIME (seconds for a whole download; 0: no bound),
+// DEBUGINFOD_MAXSIZE (bytes) and DEBUGINFOD_RETRY_LIMIT. It returns
+// ErrNoServers when DEBUGINFOD_URLS names no server, so that callers can
+// treat "not configured" as "off".
 func FromEnv() (*Client, error) {
 	urls := strings.Fields(os.Getenv("DEBUGINFOD_URLS"))
 	if len(urls) == 0 {
@@ -116,10 +129,20 @@ func FromEnv() (*Client, error) {
 	c := &Client{URLs: urls, CacheDir: os.Getenv("DEBUGINFOD_CACHE_PATH")}
 	if s := os.Getenv("DEBUGINFOD_TIMEOUT"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_TIMEOUT=%q: want a positive number of seconds", s)
+		if err != nil {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_TIMEOUT=%q: want a number of seconds", s)
 		}
 		c.Timeout = time.Duration(n) * time.Second
+		if n <= 0 {
+			c.Timeout = -1 // elfutils: zero or negative means no timeout
+		}
+	}
+	if s := os.Getenv("DEBUGINFOD_MAXTIME"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_MAXTIME=%q: want a number of seconds >= 0", s)
+		}
+		c.MaxTime = time.Duration(n) * time.Second
 	}
 	if s := os.Getenv("DEBUGINFOD_MAXSIZE"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
@@ -300,15 +323,37 @@ func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string) error 
 // download performs one request; retry says whether another attempt may help.
 func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry bool, err error) {
 	timeout := c.Timeout
-	if timeout <= 0 {
+	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
 	maxSize := c.MaxSize
 	if maxSize <= 0 {
 		maxSize = DefaultMaxSize
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if c.MaxTime > 0 {
+		var cancelMax context.CancelFunc
+		ctx, cancelMax = context.WithTimeoutCause(ctx, c.MaxTime,
+			fmt.Errorf("download not complete within MaxTime %v", c.MaxTime))
+		defer cancelMax()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The commencing timeout: stopped once commenceBytes have arrived.
+	commenced := func() bool { return true }
+	if timeout > 0 {
+		timer := time.AfterFunc(timeout, func() {
+			cancel(fmt.Errorf("no %d bytes within Timeout %v", commenceBytes, timeout))
+		})
+		defer timer.Stop()
+		commenced = timer.Stop
+	}
+	// cause names the timeout that ended the request, if one did.
+	cause := func(err error) error {
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return fmt.Errorf("%w: %v", ErrUnreachable, c)
+		}
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", ErrUnreachable, err)
@@ -320,7 +365,7 @@ func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return true, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return true, cause(err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -344,9 +389,19 @@ func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxSize+1))
+	n, err := io.CopyN(tmp, resp.Body, min(commenceBytes, maxSize+1))
+	if err == nil || err == io.EOF {
+		commenced()
+		var m int64
+		if err == nil {
+			m, err = io.Copy(tmp, io.LimitReader(resp.Body, maxSize+1-n))
+			n += m
+		} else {
+			err = nil
+		}
+	}
 	if err != nil {
-		return true, fmt.Errorf("%w: reading the body: %v", ErrUnreachable, err)
+		return true, fmt.Errorf("reading the body: %w", cause(err))
 	}
 	if n > maxSize {
 		return false, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, maxSize)

@@ -206,3 +206,83 @@ func FuzzBuildIDNote(f *testing.F) {
 		}
 	})
 }
+
+// TestTimeoutIsCommencing: Timeout is elfutils' DEBUGINFOD_TIMEOUT, a
+// download-commencing timeout (headers and the first 100 KiB), not a bound
+// on the whole transfer: a multi-GiB debug file that arrives steadily but
+// takes longer than Timeout must not be cut off (and downloaded again by a
+// retry). A server that stalls before 100 KiB is skipped after Timeout;
+// MaxTime (DEBUGINFOD_MAXTIME) bounds the whole download.
+func TestTimeoutIsCommencing(t *testing.T) {
+	dir := t.TempDir()
+	debug := gunzipTo(t, dir, "sim_strip.debug")
+	body, err := os.ReadFile(debug)
+	require.NoError(t, err)
+	require.Greater(t, len(body), commenceBytes+1000)
+	const timeout = 300 * time.Millisecond
+	mux := http.NewServeMux()
+	// The first 100 KiB at once, the rest after three timeouts.
+	mux.HandleFunc("/slowtail/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		_, _ = w.Write(body[:commenceBytes+10])
+		w.(http.Flusher).Flush()
+		select {
+		case <-time.After(3 * timeout):
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(body[commenceBytes+10:])
+	})
+	// Headers and 10 KB, then nothing.
+	mux.HandleFunc("/stall/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		_, _ = w.Write(body[:10000])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx := context.Background()
+
+	p, err := (&Client{URLs: []string{srv.URL + "/slowtail"}, CacheDir: t.TempDir(), Timeout: timeout, Retries: -1}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.NoError(t, err, "a download that has commenced is not cut by Timeout")
+	assert.FileExists(t, p)
+
+	start := time.Now()
+	_, err = (&Client{URLs: []string{srv.URL + "/stall"}, CacheDir: t.TempDir(), Timeout: timeout, Retries: -1}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.ErrorIs(t, err, ErrUnreachable, "a server that stalls before 100 KiB is skipped")
+	assert.Less(t, time.Since(start), 20*timeout)
+
+	_, err = (&Client{URLs: []string{srv.URL + "/slowtail"}, CacheDir: t.TempDir(), Timeout: timeout, MaxTime: timeout, Retries: -1}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.ErrorIs(t, err, ErrUnreachable, "MaxTime bounds the whole download")
+	assert.Contains(t, err.Error(), "MaxTime")
+
+	// No timeout at all (Timeout < 0): the slow tail arrives.
+	_, err = (&Client{URLs: []string{srv.URL + "/slowtail"}, CacheDir: t.TempDir(), Timeout: -1, Retries: -1}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.NoError(t, err)
+}
+
+// TestFromEnvElfutils: the environment is read as elfutils reads it:
+// DEBUGINFOD_TIMEOUT 0 or negative means no timeout (not an error), and
+// DEBUGINFOD_MAXTIME bounds a whole download.
+func TestFromEnvElfutils(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1")
+	for _, s := range []string{"0", "-1"} {
+		t.Setenv("DEBUGINFOD_TIMEOUT", s)
+		c, err := FromEnv()
+		require.NoError(t, err, "DEBUGINFOD_TIMEOUT=%s is elfutils' \"no timeout\"", s)
+		assert.Less(t, c.Timeout, time.Duration(0), s)
+	}
+	t.Setenv("DEBUGINFOD_TIMEOUT", "")
+	t.Setenv("DEBUGINFOD_MAXTIME", "120")
+	c, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, 120*time.Second, c.MaxTime)
+	t.Setenv("DEBUGINFOD_MAXTIME", "0")
+	c, err = FromEnv()
+	require.NoError(t, err)
+	assert.Zero(t, c.MaxTime, "0: infinite, as elfutils")
+	t.Setenv("DEBUGINFOD_MAXTIME", "later")
+	_, err = FromEnv()
+	assert.Error(t, err)
+}
