@@ -215,24 +215,31 @@ func (d *Data) parseUnitHeader(start uint64) (*dwUnit, uint64, error) {
 	if !d.waitInfo(min(end, body+64)) {
 		return nil, 0, fmt.Errorf("%w: unit at %#x: .debug_info not available", elfimage.ErrBadDWARF, start)
 	}
-	u := &dwUnit{off: start, end: end, dwarf64: d64}
-	u.version = r.u16()
+	// The header is decoded into locals and a unit allocated only when it
+	// is returned: a skipped unit (zero padding, a section of zeros) must
+	// cost no allocation.
+	var (
+		unitType, addrSize uint8
+		abbrevOff, dwoID   uint64
+		hasDwoID           bool
+	)
+	version := r.u16()
 	osz := 4
 	if d64 {
 		osz = 8
 	}
 	switch {
-	case u.version >= 2 && u.version <= 4:
-		u.abbrevOff = r.uN(osz)
-		u.addrSize = r.u8()
-		u.unitType = 1
-	case u.version == 5:
-		u.unitType = r.u8()
-		u.addrSize = r.u8()
-		u.abbrevOff = r.uN(osz)
-		switch u.unitType {
+	case version >= 2 && version <= 4:
+		abbrevOff = r.uN(osz)
+		addrSize = r.u8()
+		unitType = 1
+	case version == 5:
+		unitType = r.u8()
+		addrSize = r.u8()
+		abbrevOff = r.uN(osz)
+		switch unitType {
 		case 4, 5: // skeleton, split_compile: dwo_id
-			u.dwoID, u.hasDwoID = r.u64(), true
+			dwoID, hasDwoID = r.u64(), true
 		case 2, 6: // type, split_type: signature + type offset
 			r.skip(8)
 			r.skip(uint64(osz))
@@ -243,11 +250,12 @@ func (d *Data) parseUnitHeader(start uint64) (*dwUnit, uint64, error) {
 	if r.bad || uint64(r.pos) > end {
 		return nil, 0, fmt.Errorf("%w: unit header at %#x", elfimage.ErrBadDWARF, start)
 	}
-	u.dieOff = uint64(r.pos)
-	if u.addrSize != 4 && u.addrSize != 8 {
+	if addrSize != 4 && addrSize != 8 {
 		return nil, end, nil
 	}
-	return u, end, nil
+	return &dwUnit{off: start, end: end, dwarf64: d64, version: version, unitType: unitType,
+		addrSize: addrSize, abbrevOff: abbrevOff, dwoID: dwoID, hasDwoID: hasDwoID,
+		dieOff: uint64(r.pos)}, end, nil
 }
 
 // waitInfo waits until .debug_info is available up to offset n (it may
