@@ -9,7 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // cxxVariants are the committed test binaries (testdata/cxx/bin/*.gz, see
@@ -212,6 +217,56 @@ func TestOpenBinaryErrors(t *testing.T) {
 	if _, err := b.Lookup(0x1000, LookupOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("lookup after close: %v", err)
 	}
+}
+
+// withinSeconds runs f and fails the test if it has not returned after d
+// (opening a FIFO blocks until a writer comes, which never happens here).
+func withinSeconds(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: still blocked after %v", what, d)
+	}
+}
+
+// TestOpenBinaryNotRegular: a path that is not a regular file (a FIFO, a
+// directory, a device) is refused with ErrNotELF at once; opening a FIFO
+// used to block forever, as the binary, as the explicit debug file, and
+// as a build-id debug file under DebugDirs.
+func TestOpenBinaryNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	withinSeconds(t, 5*time.Second, "OpenBinary(fifo)", func() {
+		_, err := OpenBinary(fifo, BinaryOptions{})
+		assert.ErrorIs(t, err, ErrNotELF)
+		assert.ErrorContains(t, err, fifo)
+	})
+	_, err := OpenBinary(dir, BinaryOptions{})
+	assert.ErrorIs(t, err, ErrNotELF)
+
+	bin := cxxBinary(t, "split")
+	withinSeconds(t, 5*time.Second, "DebugFile: fifo", func() {
+		b, err := OpenBinary(bin, BinaryOptions{DebugFile: fifo})
+		require.NoError(t, err)
+		defer b.Close()
+		assert.Equal(t, filepath.Join(filepath.Dir(bin), "split.debug"), b.DebugPath(), "the debuglink is used instead")
+		require.NotEmpty(t, b.Warnings())
+		assert.ErrorIs(t, b.Warnings()[0], ErrNotELF)
+	})
+	id := openCxx(t, "split", BinaryOptions{}).BuildID()
+	require.NotEmpty(t, id)
+	ddir := filepath.Join(dir, "debug", ".build-id", id[:2])
+	require.NoError(t, os.MkdirAll(ddir, 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(ddir, id[2:]+".debug"), 0o644))
+	withinSeconds(t, 5*time.Second, "DebugDirs with a fifo", func() {
+		b, err := OpenBinary(bin, BinaryOptions{DebugDirs: []string{filepath.Join(dir, "debug")}})
+		require.NoError(t, err)
+		b.Close()
+	})
 }
 
 func TestConcurrentLookup(t *testing.T) {

@@ -234,6 +234,13 @@ func IsCore(r io.ReaderAt) bool {
 // modules, and unwinds every thread. Call Crash for the symbolized result
 // and Close when done.
 func OpenCore(ctx context.Context, path string, opts CoreOptions) (*Core, error) {
+	// Only a regular file is opened: opening a FIFO blocks until a writer
+	// comes (a core is read at random, never from a pipe).
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%v)", path, ErrNotCore, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

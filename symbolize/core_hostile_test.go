@@ -8,8 +8,13 @@ import (
 	"errors"
 	"math/rand"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 )
@@ -325,4 +330,20 @@ func FuzzCore(f *testing.F) {
 		defer c.Close()
 		checkCoreInvariants(t, c, opts)
 	})
+}
+
+// TestOpenCoreNotRegular: OpenCore of a FIFO (a core_pattern pipe given by
+// mistake) or a directory is refused at once with ErrNotCore; opening the
+// FIFO used to block forever, whatever the context.
+func TestOpenCoreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "core.fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	withinSeconds(t, 5*time.Second, "OpenCore(fifo)", func() {
+		_, err := OpenCore(context.Background(), fifo, CoreOptions{})
+		assert.ErrorIs(t, err, ErrNotCore)
+		assert.ErrorContains(t, err, fifo)
+	})
+	_, err := OpenCore(context.Background(), dir, CoreOptions{})
+	assert.ErrorIs(t, err, ErrNotCore)
 }

@@ -43,6 +43,13 @@ type secData struct {
 // Open maps the ELF file at path read-only (or, where mmap fails, reads
 // it through the file) and parses its headers.
 func Open(path string, opts Options) (*Image, error) {
+	// Only a regular file is opened: opening a FIFO blocks until a writer
+	// comes, and a directory or a device is no ELF file either.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s: not a regular file (%v)", ErrNotELF, path, st.Mode().Type())
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
