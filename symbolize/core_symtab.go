@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"hash/crc32"
@@ -58,26 +59,108 @@ type symtabResolver struct {
 }
 
 func readFuncSyms(ef *elf.File, out []funcSym) []funcSym {
-	for _, get := range []func() ([]elf.Symbol, error){ef.Symbols, ef.DynamicSymbols} {
-		syms, err := get()
-		if err != nil {
-			continue
-		}
-		for _, s := range syms {
-			if elf.ST_TYPE(s.Info) != elf.STT_FUNC && elf.ST_TYPE(s.Info) != elf.STT_GNU_IFUNC {
-				continue
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		for _, s := range ef.Sections {
+			if s.Type == typ {
+				out = appendFuncSyms(ef, s, out)
+				break
 			}
-			if s.Value == 0 || s.Section == elf.SHN_UNDEF || s.Name == "" {
-				continue
-			}
-			name := s.Name
-			if i := strings.IndexByte(name, '@'); i > 0 {
-				name = name[:i]
-			}
-			out = append(out, funcSym{addr: s.Value, size: s.Size, name: name})
 		}
 	}
 	return out
+}
+
+// symChunk is how many symbol-table bytes appendFuncSyms reads at a time.
+const symChunk = 1 << 20
+
+// appendFuncSyms appends the function symbols of the symbol table s. It
+// reads the table in chunks and keeps only function symbols, so memory
+// follows what the table holds, not the size its header claims (debug/elf's
+// Symbols decodes every entry of a claimed 1 GiB table into a slice first).
+// Names are read from the linked string table one at a time.
+func appendFuncSyms(ef *elf.File, s *elf.Section, out []funcSym) []funcSym {
+	if s.Type == elf.SHT_NOBITS || s.Link == 0 || int(s.Link) >= len(ef.Sections) {
+		return out
+	}
+	strs := ef.Sections[s.Link]
+	if strs.Type == elf.SHT_NOBITS {
+		return out
+	}
+	esz := uint64(elf.Sym64Size)
+	if ef.Class == elf.ELFCLASS32 {
+		esz = elf.Sym32Size
+	}
+	order := ef.ByteOrder
+	buf := make([]byte, symChunk-symChunk%esz)
+	names := strPage{s: strs}
+	// Entry 0 is the null symbol; a short read ends the table.
+	for off := uint64(0); off < s.Size; off += uint64(len(buf)) {
+		n, _ := s.ReadAt(buf[:min(uint64(len(buf)), s.Size-off)], int64(off))
+		for i := 0; i+int(esz) <= n; i += int(esz) {
+			if off == 0 && i == 0 {
+				continue
+			}
+			e := buf[i : i+int(esz)]
+			var nameOff uint32
+			var info uint8
+			var shndx uint16
+			var value, size uint64
+			if esz == elf.Sym64Size {
+				nameOff, info, shndx = order.Uint32(e), e[4], order.Uint16(e[6:])
+				value, size = order.Uint64(e[8:]), order.Uint64(e[16:])
+			} else {
+				nameOff, value, size = order.Uint32(e), uint64(order.Uint32(e[4:])), uint64(order.Uint32(e[8:]))
+				info, shndx = e[12], order.Uint16(e[14:])
+			}
+			if t := elf.ST_TYPE(info); t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+				continue
+			}
+			if value == 0 || elf.SectionIndex(shndx) == elf.SHN_UNDEF || nameOff == 0 {
+				continue
+			}
+			nm := names.at(uint64(nameOff))
+			if len(nm) == 0 {
+				continue
+			}
+			if j := bytes.IndexByte(nm, '@'); j > 0 {
+				nm = nm[:j]
+			}
+			out = append(out, funcSym{addr: value, size: size, name: string(nm)})
+		}
+		if n < len(buf) {
+			break
+		}
+	}
+	return out
+}
+
+// strPage reads NUL-terminated strings of a string table through one
+// cached 64 KiB page: symbol names are mostly laid out in symbol order, so
+// a table is read in few calls without holding all of it.
+type strPage struct {
+	s    *elf.Section
+	base uint64
+	buf  []byte
+}
+
+// at returns the string at off (at most 64 KiB; a longer or unterminated
+// one is cut there), valid until the next call.
+func (p *strPage) at(off uint64) []byte {
+	if off < p.base || off >= p.base+uint64(len(p.buf)) || bytes.IndexByte(p.buf[off-p.base:], 0) < 0 {
+		if off >= p.s.Size {
+			return nil
+		}
+		if p.buf == nil {
+			p.buf = make([]byte, 0, 64<<10)
+		}
+		n, _ := p.s.ReadAt(p.buf[:min(uint64(cap(p.buf)), p.s.Size-off)], int64(off))
+		p.base, p.buf = off, p.buf[:n]
+	}
+	b := p.buf[off-p.base:]
+	if j := bytes.IndexByte(b, 0); j >= 0 {
+		b = b[:j]
+	}
+	return b
 }
 
 // newSymtabResolver reads the symbols of ef and, when ef has no .symtab,
