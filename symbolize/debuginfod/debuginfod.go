@@ -118,11 +118,21 @@ type Client struct {
 // DEBUGINFOD_URLS (space-separated server URLs), DEBUGINFOD_CACHE_PATH,
 // DEBUGINFOD_TIMEOUT (seconds to commence a download; 0 or negative: no
 // timeout), DEBUGINFOD_MAXTIME (seconds for a whole download; 0: no bound),
-// DEBUGINFOD_MAXSIZE (bytes) and DEBUGINFOD_RETRY_LIMIT. It returns
-// ErrNoServers when DEBUGINFOD_URLS names no server, so that callers can
-// treat "not configured" as "off".
+// DEBUGINFOD_MAXSIZE (bytes) and DEBUGINFOD_RETRY_LIMIT. The IMA policy
+// tags elfutils allows among the URLs (ima:enforcing, ima:ignore) are
+// skipped: IMA signatures are not checked. It returns ErrNoServers when
+// DEBUGINFOD_URLS names no server, so that callers can treat "not
+// configured" as "off".
 func FromEnv() (*Client, error) {
-	urls := strings.Fields(os.Getenv("DEBUGINFOD_URLS"))
+	var urls []string
+	for _, f := range strings.Fields(os.Getenv("DEBUGINFOD_URLS")) {
+		// elfutils' IMA policy tags ("ima:enforcing", "ima:ignore") sit
+		// between the URLs (Fedora's default). They are not servers; the
+		// files this client fetches are verified by build-id instead.
+		if !strings.HasPrefix(f, "ima:") {
+			urls = append(urls, f)
+		}
+	}
 	if len(urls) == 0 {
 		return nil, ErrNoServers
 	}

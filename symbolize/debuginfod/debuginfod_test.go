@@ -286,3 +286,19 @@ func TestFromEnvElfutils(t *testing.T) {
 	_, err = FromEnv()
 	assert.Error(t, err)
 }
+
+// TestFromEnvIMATags: DEBUGINFOD_URLS may hold elfutils' IMA policy tags
+// between the URLs; Fedora's default is "ima:enforcing
+// https://debuginfod.fedoraproject.org/ ima:ignore". The tags are not
+// servers: each was asked for every build-id ("unsupported protocol
+// scheme", retried after a pause), and being "unreachable" they kept a
+// 404 of the real server from being remembered as a miss.
+func TestFromEnvIMATags(t *testing.T) {
+	t.Setenv("DEBUGINFOD_URLS", "ima:enforcing https://debuginfod.fedoraproject.org/ ima:ignore http://127.0.0.1:1")
+	c, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://debuginfod.fedoraproject.org/", "http://127.0.0.1:1"}, c.URLs)
+	t.Setenv("DEBUGINFOD_URLS", "ima:enforcing ima:ignore")
+	_, err = FromEnv()
+	assert.ErrorIs(t, err, ErrNoServers, "tags alone name no server")
+}
