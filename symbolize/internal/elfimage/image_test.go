@@ -124,3 +124,27 @@ func TestCompressedNotELF(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotELF)
 	assert.NotErrorIs(t, err, ErrCompressed)
 }
+
+// TestTruncatedELF: a binary cut short (an interrupted copy or download)
+// is an ELF file whose section headers, at its end, are gone. It is
+// refused with ErrNotELF, and the message says it is truncated and by how
+// much instead of "not an ELF file: …: EOF".
+func TestTruncatedELF(t *testing.T) {
+	dir := t.TempDir()
+	extract(t, dir, "tiny")
+	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
+	require.NoError(t, err)
+	for _, n := range []int{64, 4096, len(raw) / 2, len(raw) - 1} {
+		p := filepath.Join(dir, "cut")
+		require.NoError(t, os.WriteFile(p, raw[:n], 0o644))
+		_, err := Open(p, Options{})
+		require.ErrorIs(t, err, ErrNotELF, n)
+		assert.ErrorContains(t, err, "truncated", n)
+		assert.ErrorContains(t, err, p, n)
+	}
+	// A header cut inside itself is just not an ELF file.
+	p := filepath.Join(dir, "cut")
+	require.NoError(t, os.WriteFile(p, raw[:40], 0o644))
+	_, err = Open(p, Options{})
+	require.ErrorIs(t, err, ErrNotELF)
+}
