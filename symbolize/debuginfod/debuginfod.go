@@ -52,7 +52,8 @@ var (
 	// ErrNotFound means every server answered 404 (or the miss is cached).
 	ErrNotFound = errors.New("debuginfod: not found")
 	// ErrBuildIDMismatch means a server sent a file whose build-id is not the
-	// one asked for (or that is not ELF); the file is not cached.
+	// one asked for (or that is not ELF, or, asked for an executable, a debug
+	// file without code); the file is not cached.
 	ErrBuildIDMismatch = errors.New("debuginfod: fetched file does not have the requested build-id")
 	// ErrTooLarge means a server's answer exceeds Client.MaxSize.
 	ErrTooLarge = errors.New("debuginfod: file exceeds the size limit")
@@ -259,7 +260,7 @@ func (c *Client) Fetch(ctx context.Context, buildID string, k Kind, opts FetchOp
 	if fi, err := os.Stat(target); err == nil {
 		switch {
 		case fi.Mode().IsRegular() && fi.Size() > 0:
-			if verify(target, id) == nil {
+			if verify(target, id, k) == nil {
 				return target, nil
 			}
 			_ = os.Remove(target)
@@ -280,7 +281,7 @@ func (c *Client) Fetch(ctx context.Context, buildID string, k Kind, opts FetchOp
 	allNotFound := true
 	for _, base := range c.URLs {
 		u := strings.TrimRight(base, "/") + "/buildid/" + id + "/" + string(k)
-		err := c.fetchOne(ctx, u, dir, target, id)
+		err := c.fetchOne(ctx, u, dir, target, id, k)
 		if err == nil {
 			return target, nil
 		}
@@ -302,7 +303,7 @@ func (c *Client) Fetch(ctx context.Context, buildID string, k Kind, opts FetchOp
 }
 
 // fetchOne asks one server, with retries on transport errors and 5xx.
-func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string) error {
+func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string, k Kind) error {
 	retries := c.Retries
 	switch {
 	case retries == 0:
@@ -322,7 +323,7 @@ func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string) error 
 			}
 		}
 		var retry bool
-		retry, err = c.download(ctx, u, dir, target, id)
+		retry, err = c.download(ctx, u, dir, target, id, k)
 		if err == nil || !retry {
 			return err
 		}
@@ -331,7 +332,7 @@ func (c *Client) fetchOne(ctx context.Context, u, dir, target, id string) error 
 }
 
 // download performs one request; retry says whether another attempt may help.
-func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry bool, err error) {
+func (c *Client) download(ctx context.Context, u, dir, target, id string, k Kind) (retry bool, err error) {
 	timeout := c.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
@@ -419,7 +420,7 @@ func (c *Client) download(ctx context.Context, u, dir, target, id string) (retry
 	if err = tmp.Close(); err != nil {
 		return false, fmt.Errorf("debuginfod: cache: %w", err)
 	}
-	if err = verify(tmp.Name(), id); err != nil {
+	if err = verify(tmp.Name(), id, k); err != nil {
 		return false, err
 	}
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
@@ -473,8 +474,10 @@ func normalizeBuildID(s string) (string, error) {
 	return s, nil
 }
 
-// verify checks that path is an ELF file with GNU build-id id.
-func verify(path, id string) error {
+// verify checks that path is an ELF file with GNU build-id id and, for an
+// executable, that it holds code: a debug file (objcopy --only-keep-debug)
+// has the build-id of its executable, but its code sections are NOBITS.
+func verify(path, id string, k Kind) error {
 	got, err := BuildID(path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBuildIDMismatch, err)
@@ -482,7 +485,26 @@ func verify(path, id string) error {
 	if got != id {
 		return fmt.Errorf("%w: got %q, want %q", ErrBuildIDMismatch, got, id)
 	}
+	if k == Executable && !hasCode(path) {
+		return fmt.Errorf("%w: the %s has no code (a debug file?)", ErrBuildIDMismatch, k)
+	}
 	return nil
+}
+
+// hasCode reports whether the ELF file at path has an executable PT_LOAD
+// segment with bytes in the file.
+func hasCode(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // BuildID returns the hex GNU build-id of the ELF file at path, read from

@@ -134,7 +134,7 @@ func TestErrors(t *testing.T) {
 		assert.FileExists(t, p)
 	})
 	t.Run("failing server then a good one", func(t *testing.T) {
-		p, err := (&Client{URLs: []string{srv.URL + "/down", srv.URL + "/ok"}, CacheDir: t.TempDir(), Retries: -1}).Fetch(ctx, simID, Executable, FetchOptions{})
+		p, err := (&Client{URLs: []string{srv.URL + "/down", srv.URL + "/ok"}, CacheDir: t.TempDir(), Retries: -1}).Fetch(ctx, simID, DebugInfo, FetchOptions{})
 		require.NoError(t, err)
 		assert.FileExists(t, p)
 	})
@@ -301,4 +301,44 @@ func TestFromEnvIMATags(t *testing.T) {
 	t.Setenv("DEBUGINFOD_URLS", "ima:enforcing ima:ignore")
 	_, err = FromEnv()
 	assert.ErrorIs(t, err, ErrNoServers, "tags alone name no server")
+}
+
+// TestExecutableWithoutCode: a server (or another tool's cache entry) that
+// gives a debug file (objcopy --only-keep-debug: its code sections are
+// NOBITS) for an executable is refused like a file of another build-id: it
+// has the right build-id, but the core reader would unwind nothing with it
+// (no .eh_frame, no code bytes) and say only "no unwind information".
+func TestExecutableWithoutCode(t *testing.T) {
+	dir := t.TempDir()
+	debug := gunzipTo(t, dir, "sim_strip.debug")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/dbg/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, debug) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx := context.Background()
+	cache := t.TempDir()
+	c := &Client{URLs: []string{srv.URL + "/dbg"}, CacheDir: cache, Retries: -1}
+
+	p, err := c.Fetch(ctx, simID, DebugInfo, FetchOptions{})
+	require.NoError(t, err, "a debug file is what debuginfo asks for")
+	_, err = c.Fetch(ctx, simID, Executable, FetchOptions{})
+	require.ErrorIs(t, err, ErrBuildIDMismatch)
+	assert.ErrorContains(t, err, "no code")
+	_, err = os.Stat(filepath.Join(cache, simID, "executable"))
+	assert.True(t, os.IsNotExist(err), "the rejected file is not cached")
+
+	// The same file put in the cache's executable entry by another tool.
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(cache, simID, "executable"), b, 0o644))
+	_, err = c.Fetch(ctx, simID, Executable, FetchOptions{})
+	require.ErrorIs(t, err, ErrBuildIDMismatch, "a cached debug file is not an executable either")
+
+	// The real executable is accepted.
+	exe := gunzipTo(t, dir, "sim_fp")
+	id, err := BuildID(exe)
+	require.NoError(t, err)
+	mux.HandleFunc("/exe/buildid/{id}/{kind}", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, exe) })
+	_, err = (&Client{URLs: []string{srv.URL + "/exe"}, CacheDir: t.TempDir(), Retries: -1}).Fetch(ctx, id, Executable, FetchOptions{})
+	require.NoError(t, err)
 }
