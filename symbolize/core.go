@@ -36,6 +36,9 @@ type CoreOptions struct {
 	// the main executable. A file whose build-id differs from the one the
 	// core recorded is still used (the caller asked for it), with a
 	// BuildIDMismatch warning in Core.Mismatches and in the Crash notes.
+	// A debug file among them (objcopy --only-keep-debug output: no code)
+	// is matched by build-id only and used as its module's debug file; it
+	// stands for the module's file only when no other file is found.
 	Binaries []string
 	// DebugDirs are directories of separate debug files, searched as
 	// <dir>/.build-id/xx/yyyy.debug and <dir>/<debuglink name>.

@@ -168,6 +168,17 @@ func fileBuildID(ef *elf.File) string {
 	return ""
 }
 
+// hasCode reports whether ef has an executable PT_LOAD segment with bytes
+// in the file (a debug file's are NOBITS).
+func hasCode(ef *elf.File) bool {
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 type openedELF struct {
 	path    string
 	f       *os.File
@@ -198,11 +209,18 @@ func openELF(path string) (*openedELF, error) {
 // then base name, then "the executable"), else the recorded path (under
 // Sysroot) when its build-id matches.
 func (c *Core) attachFiles(ctx context.Context) {
-	var given []*openedELF
+	var given, debugOnly []*openedELF
 	for _, p := range c.opts.Binaries {
 		o, err := openELF(p)
 		if err != nil {
 			c.note("binary %s: %v", p, err)
+			continue
+		}
+		if !hasCode(o.ef) && o.buildID != "" {
+			// A debug file (objcopy --only-keep-debug) given as a binary:
+			// it has its executable's build-id but no code and no
+			// .eh_frame, so it is the module's debug file, not its file.
+			debugOnly = append(debugOnly, o)
 			continue
 		}
 		given = append(given, o)
@@ -246,6 +264,30 @@ func (c *Core) attachFiles(ctx context.Context) {
 	for i, o := range given {
 		if !used[i] {
 			c.note("binary %s matches no module of the core (build-id %s)", o.path, o.buildID)
+			o.f.Close()
+		}
+	}
+	// Debug files given as binaries, by build-id only: kept as the module's
+	// file of last resort (symbols, no unwinding) when no file is found.
+	lastResort := map[*CoreModule]*openedELF{}
+	for _, o := range debugOnly {
+		var mod *CoreModule
+		for _, m := range c.Modules {
+			if !m.IsVDSO && m.BuildID == o.buildID && m.fetchedDebug == "" {
+				mod = m
+				break
+			}
+		}
+		if mod == nil {
+			c.note("binary %s has no code (a debug file) and matches no module of the core by build-id (%s)", o.path, o.buildID)
+			o.f.Close()
+			continue
+		}
+		c.note("binary %s has no code (a debug file): used as the debug file of %s", o.path, mod.Path)
+		mod.fetchedDebug = o.path
+		if mod.elf == nil {
+			lastResort[mod] = o
+		} else {
 			o.f.Close()
 		}
 	}
@@ -297,10 +339,18 @@ func (c *Core) attachFiles(ctx context.Context) {
 			assign(m, o, false)
 		}
 	}
+	// the debug file given for a module that still has no file
+	for m, o := range lastResort {
+		if m.elf == nil {
+			assign(m, o, true)
+		} else {
+			o.f.Close()
+		}
+	}
 	// 6. debug files of modules without DWARF, from the symbol server
 	if c.opts.Fetcher != nil {
 		for _, m := range c.Modules {
-			if m.elf == nil || m.IsVDSO || m.BuildID == "" || m.elf.Section(".debug_info") != nil || c.debugDirsHave(m.BuildID) {
+			if m.elf == nil || m.IsVDSO || m.BuildID == "" || m.fetchedDebug != "" || m.elf.Section(".debug_info") != nil || c.debugDirsHave(m.BuildID) {
 				continue
 			}
 			p, err := c.opts.Fetcher.FetchDebugInfo(ctx, m.BuildID)

@@ -16,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The -update flag may also be defined by other test files of the package;
@@ -505,5 +508,48 @@ func TestIsCore(t *testing.T) {
 	}
 	if _, err := NewCore(context.Background(), bytes.NewReader([]byte("hello")), 5, CoreOptions{}); !errors.Is(err, ErrNotCore) {
 		t.Errorf("NewCore(text) = %v, want ErrNotCore", err)
+	}
+}
+
+// TestCoreDebugFileAsBinary: a debug file given among the binaries
+// (objcopy --only-keep-debug output: the build-id of its executable, code
+// sections NOBITS) is the debug file of its module, not its file. It used
+// to be taken for the module's file, by build-id, before the real binary:
+// nothing unwound past frame 0 ("no unwind information"), and the binary
+// given after it matched no module. Either order now gives the frames of
+// the unstripped binary.
+func TestCoreDebugFileAsBinary(t *testing.T) {
+	ref := openTestCore(t, t.TempDir(), "kern_fp", "bin/sim_fp.gz")
+	for _, debugFirst := range []bool{true, false} {
+		dir, dbgDir := t.TempDir(), t.TempDir() // apart: no .gnu_debuglink finds it
+		corePath := gunzipTo(t, dir, "cores/kern_fp.core.gz")
+		bin := gunzipTo(t, dir, "bin/sim_strip.gz")
+		dbg := gunzipTo(t, dbgDir, "bin/sim_strip.debug.gz")
+		paths := []string{bin, dbg}
+		if debugFirst {
+			paths = []string{dbg, bin}
+		}
+		paths = append(paths, gunzipTo(t, dir, "lib/libc.so.6.gz"), gunzipTo(t, dir, "lib/ld-linux-x86-64.so.2.gz"))
+		c, err := OpenCore(context.Background(), corePath, CoreOptions{Binaries: paths, NoDiskLookup: true})
+		require.NoError(t, err)
+		defer c.Close()
+		for i := range c.Threads {
+			a, b := c.ThreadFrames(i), ref.ThreadFrames(i)
+			require.Equal(t, len(b), len(a), "debug first %v, thread %d: frames", debugFirst, i)
+			for k := range a {
+				assert.Equal(t, b[k].PC, a[k].PC, "debug first %v, thread %d frame %d", debugFirst, i, k)
+				assert.Equal(t, b[k].Name(), a[k].Name(), "debug first %v, thread %d frame %d", debugFirst, i, k)
+			}
+		}
+		var main *CoreModule
+		for _, m := range c.Modules {
+			if m.IsMain {
+				main = m
+			}
+		}
+		require.NotNil(t, main)
+		assert.Equal(t, bin, main.File, "debug first %v", debugFirst)
+		assert.Equal(t, dbg, main.DebugFile, "debug first %v", debugFirst)
+		assert.True(t, main.HasDebugInfo)
 	}
 }
