@@ -38,7 +38,8 @@ var (
 	// ErrBadDWARF means the debug info is malformed. Lookups that hit the
 	// malformed part return it; the rest of the binary stays usable.
 	ErrBadDWARF = elfimage.ErrBadDWARF
-	// ErrClosed is returned by Lookup after Close.
+	// ErrClosed is returned by Lookup after Close (and by Core.Crash and
+	// Core.ReadMemory after Core.Close).
 	ErrClosed = elfimage.ErrClosed
 	// ErrTooLarge means a section (after decompression) exceeds BinaryOptions.MaxSectionSize.
 	ErrTooLarge = elfimage.ErrTooLarge

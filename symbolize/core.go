@@ -211,6 +211,7 @@ type Core struct {
 	files   []corefile.FileMapping
 	auxv    map[uint64]uint64
 	fileFDs map[string]*os.File
+	closed  bool
 	crashed int // index into Threads of the crashing thread
 	dem     *Demangler
 }
@@ -299,8 +300,11 @@ func NewCore(ctx context.Context, r io.ReaderAt, size int64, opts CoreOptions) (
 	return c, nil
 }
 
-// Close releases the files the Core opened.
+// Close releases the files the Core opened. Crash and ReadMemory fail with
+// ErrClosed after it, and ThreadFrames returns nil: the modules' files are
+// what symbolizes the frames.
 func (c *Core) Close() error {
+	c.closed = true
 	for _, m := range c.Modules {
 		if m.closer != nil {
 			m.closer.Close()
@@ -328,6 +332,21 @@ func (c *Core) Close() error {
 		return err
 	}
 	return nil
+}
+
+// coreClosedError is the error of a Core used after Close; it matches
+// ErrClosed.
+type coreClosedError struct{ path string }
+
+func (e *coreClosedError) Error() string        { return "symbolize: core " + e.path + " is closed" }
+func (e *coreClosedError) Is(target error) bool { return target == ErrClosed }
+
+func (c *Core) errClosed() error {
+	p := c.Path
+	if p == "" {
+		p = "(reader)"
+	}
+	return &coreClosedError{p}
 }
 
 func (c *Core) note(format string, args ...any) {
@@ -494,6 +513,9 @@ var errNoMemory = errors.New("address not in the core")
 // matched the core. It returns the bytes read and an error if fewer than
 // len(b) were available.
 func (c *Core) ReadMemory(b []byte, addr uint64) (int, error) {
+	if c.closed {
+		return 0, c.errClosed()
+	}
 	n := 0
 	for n < len(b) {
 		k, err := c.readSome(b[n:], addr+uint64(n))

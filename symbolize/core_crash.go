@@ -98,6 +98,9 @@ func (c *Core) CrashInfo() CrashInfo {
 // and marked Crashed, every thread's frames symbolized (inline frames
 // expanded when DWARF is available). ctx bounds the symbolization work.
 func (c *Core) Crash(ctx context.Context) (*Crash, error) {
+	if c.closed {
+		return nil, c.errClosed()
+	}
 	ci := c.CrashInfo()
 	cr := &Crash{
 		Source:  c.Path,
@@ -175,9 +178,9 @@ func (c *Core) truncation() string {
 }
 
 // ThreadFrames symbolizes one thread's stack (the model's frames,
-// innermost first, inline frames expanded).
+// innermost first, inline frames expanded); nil after Close.
 func (c *Core) ThreadFrames(i int) []Frame {
-	if i < 0 || i >= len(c.Threads) {
+	if c.closed || i < 0 || i >= len(c.Threads) {
 		return nil
 	}
 	return c.symbolizeFrames(c.Threads[i])

@@ -553,3 +553,23 @@ func TestCoreDebugFileAsBinary(t *testing.T) {
 		assert.True(t, main.HasDebugInfo)
 	}
 }
+
+// TestCoreAfterClose: after Close, Crash used to return a crash without a
+// single symbol and no error (the module files were closed), a silently
+// worse answer; it fails with ErrClosed now, ThreadFrames returns nil and
+// ReadMemory fails with ErrClosed, as Binary.Lookup does after Close.
+func TestCoreAfterClose(t *testing.T) {
+	c := openTestCore(t, t.TempDir(), "kern_fp", "bin/sim_fp.gz")
+	cr, err := c.Crash(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, cr.Threads[0].Frames)
+	sp := uint64(c.Threads[0].SP)
+	require.NoError(t, c.Close())
+	_, err = c.Crash(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+	assert.ErrorContains(t, err, "core")
+	assert.Nil(t, c.ThreadFrames(0))
+	_, err = c.ReadMemory(make([]byte, 8), sp)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.NoError(t, c.Close(), "a second Close is harmless")
+}
