@@ -58,7 +58,8 @@ type FramesReport struct {
 // overwritten: the symbolized name goes to Demangled when Function was
 // empty, an address or `(unknown)`, and Function gets the raw name only if
 // it was empty. Frames already marked Symbolized are left alone, so
-// calling it twice is harmless. Frames are matched to modules by
+// calling it twice is harmless. A module whose Binary is closed is an
+// error (ErrClosed), the crash left untouched. Frames are matched to modules by
 // basename; frames printing no module belong to the main module. Absolute
 // PCs of a non-PIE executable are file addresses; those of a PIE need the
 // module's bias, which is taken from Module.Bias, else from frames that
@@ -94,6 +95,10 @@ func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (Frames
 		name := m.Name
 		if name == "" {
 			name = path.Base(m.Binary.Path())
+		}
+		if m.Binary.closed.Load() {
+			// Every frame would come out "unresolved" for a wrong reason.
+			return rep, fmt.Errorf("symbolize: module %s: %w", name, ErrClosed)
 		}
 		byName[name] = m
 		if m.Main || main == nil && i == 0 {

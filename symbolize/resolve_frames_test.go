@@ -239,3 +239,19 @@ func TestFramesKernelLineBias(t *testing.T) {
 	f := c.Threads[0].Frames[len(c.Threads[0].Frames)-1]
 	assert.Equal(t, "main", f.Function)
 }
+
+// TestSymbolizeInPlaceClosedBinary: a Module whose Binary was closed used
+// to give a nil error and every frame "unresolved" with a made-up reason
+// ("PIE module without a known load bias: …"); it is the caller's error,
+// reported as one matching ErrClosed, and the crash is left untouched.
+func TestSymbolizeInPlaceClosedBinary(t *testing.T) {
+	b := openCxx(t, "o2-fp-dw5", BinaryOptions{})
+	fr := glogFrames(t, b, testBias, "_ZN9starrocks11ChunkSource33buffer_next_batch_chunks_blockingEm", "main")
+	c := &Crash{Threads: []Thread{{Crashed: true, Frames: fr}}}
+	before := fmt.Sprint(c.Threads)
+	require.NoError(t, b.Close())
+	_, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Name: "doris_be"})
+	require.ErrorIs(t, err, ErrClosed)
+	assert.ErrorContains(t, err, "doris_be")
+	assert.Equal(t, before, fmt.Sprint(c.Threads), "the crash is left as it was")
+}
