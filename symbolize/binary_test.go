@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -351,4 +352,41 @@ func symAddr(t testing.TB, b *Binary, name string) uint64 {
 	}
 	t.Fatalf("no symbol %s", name)
 	return 0
+}
+
+// TestLookupIFUNC: the outermost frame is named like llvm-symbolizer names
+// it from the symbol table, which counts STT_GNU_IFUNC symbols among the
+// functions: at the resolver of an indirect function (testdata/ifunc,
+// `fast_sum`, whose resolver is the local `resolve_sum` at the same
+// address and size) llvm says fast_sum, and so do we now; before, IFUNC
+// symbols were skipped, which gave the local name with the STT_FILE name as
+// the file where DWARF has none (every glibc IFUNC resolver of a static or
+// static-pie binary: memchr_ifunc in memchr.o for llvm's __memchr in ??).
+func TestLookupIFUNC(t *testing.T) {
+	p := testutil.Gunzip(t, filepath.Join("testdata", "ifunc", "ifunc.gz"), filepath.Join(t.TempDir(), "ifunc"))
+	ef, err := elf.Open(p)
+	require.NoError(t, err)
+	syms, err := ef.Symbols()
+	require.NoError(t, err)
+	ef.Close()
+	var ifunc elf.Symbol
+	for _, s := range syms {
+		if s.Name == "fast_sum" {
+			ifunc = s
+		}
+	}
+	require.Equal(t, elf.STT_GNU_IFUNC, elf.ST_TYPE(ifunc.Info))
+
+	b, err := OpenBinary(p, BinaryOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	for _, pc := range []uint64{ifunc.Value, ifunc.Value + ifunc.Size - 1} {
+		locs, err := b.Lookup(pc, LookupOptions{Exact: true})
+		require.NoError(t, err)
+		require.NotEmpty(t, locs)
+		out := locs[len(locs)-1]
+		assert.Equal(t, "fast_sum", out.Linkage, "%#x", pc)
+		assert.Equal(t, "fast_sum", out.Symbol, "%#x", pc)
+		assert.Equal(t, "/src/ifunc/ifunc.c", out.File, "%#x", pc)
+	}
 }

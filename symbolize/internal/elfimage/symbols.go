@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 )
 
-// Symbols is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC
-// and STT_OBJECT symbols, sorted by (address, size), one per address (the
-// last, i.e. largest). Names stay in the string table (mapped) and are
+// Symbols is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC,
+// STT_GNU_IFUNC and STT_OBJECT symbols, sorted by (address, size), one per
+// address (the last, i.e. largest). Names stay in the string table (mapped) and are
 // copied into Go strings on first use, so opening a binary with a large
 // .strtab does not copy it.
 type Symbols struct {
@@ -138,7 +138,9 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 		if elf.SymBind(info>>4) == elf.STB_LOCAL && curFile != 0 {
 			e0.file, anyFile = curFile, true
 		}
-		if (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
+		// llvm-symbolizer's kinds: functions (an STT_GNU_IFUNC symbol
+		// names its resolver's code) and data.
+		if (typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
 			continue
 		}
 		if int(e0.name) >= len(strRaw) {
