@@ -1,12 +1,15 @@
 package symbolize
 
 import (
+	"bytes"
 	"compress/gzip"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -389,4 +392,46 @@ func TestLookupIFUNC(t *testing.T) {
 		assert.Equal(t, "fast_sum", out.Symbol, "%#x", pc)
 		assert.Equal(t, "/src/ifunc/ifunc.c", out.File, "%#x", pc)
 	}
+}
+
+// TestArangesIntoNothing: .debug_aranges says which unit covers a PC; when
+// no unit header is at that offset (a .debug_info zeroed or cut by a
+// damaged copy), the lookup gave the symbol name with a nil error, so a
+// caller could not tell "no line information here" from "the debug info is
+// broken". It returns the symbol name and ErrBadDWARF now, as documented
+// ("Lookups that hit the malformed part return it").
+func TestArangesIntoNothing(t *testing.T) {
+	raw, err := os.ReadFile(cxxBinary(t, "o2-fp-dw5"))
+	require.NoError(t, err)
+	ef, err := elf.NewFile(bytes.NewReader(raw))
+	require.NoError(t, err)
+	info := ef.Section(".debug_info")
+	require.NotNil(t, info)
+	require.Zero(t, info.Flags&elf.SHF_COMPRESSED)
+	require.NotNil(t, ef.Section(".debug_aranges"))
+	var mainAddr uint64
+	syms, err := ef.Symbols()
+	require.NoError(t, err)
+	for _, s := range syms {
+		if s.Name == "main" {
+			mainAddr = s.Value
+		}
+	}
+	require.NotZero(t, mainAddr)
+	clear(raw[info.Offset : info.Offset+info.FileSize])
+	// A whole number of 4-byte zero "units": the open-time scan sees
+	// nothing wrong (a cut last unit would be reported by Warnings).
+	le := binary.LittleEndian
+	idx := slices.IndexFunc(ef.Sections, func(s *elf.Section) bool { return s == info })
+	hdr := le.Uint64(raw[0x28:]) + uint64(idx)*uint64(le.Uint16(raw[0x3a:]))
+	le.PutUint64(raw[hdr+0x20:], info.FileSize&^3)
+
+	b, err := NewBinary(bytes.NewReader(raw), int64(len(raw)), BinaryOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	require.Empty(t, b.Warnings())
+	locs, err := b.Lookup(mainAddr, LookupOptions{Exact: true})
+	require.ErrorIs(t, err, ErrBadDWARF)
+	require.Len(t, locs, 1, "the symbol table still names the function")
+	assert.Equal(t, "main", locs[0].Function)
 }

@@ -431,8 +431,11 @@ func (d *Data) buildIndex(aranges []byte) {
 	d.index.Store(&idx)
 }
 
-// unitFor returns the unit whose ranges contain pc.
-func (d *Data) unitFor(pc uint64) *dwUnit {
+// unitFor returns the unit whose ranges contain pc, or nil; err is
+// ErrBadDWARF when an index range (from .debug_aranges) covers pc but
+// names an offset where .debug_info holds no unit this reader can use.
+func (d *Data) unitFor(pc uint64) (*dwUnit, error) {
+	var bad []uint64
 	for {
 		x := *d.index.Load()
 		lo, hi := 0, len(x)
@@ -448,14 +451,19 @@ func (d *Data) unitFor(pc uint64) *dwUnit {
 		for i := lo - 1; i >= 0 && i >= lo-4; i-- {
 			if pc < x[i].Hi {
 				if u := d.unitByHeader(x[i].unit); u != nil {
-					return u
+					return u, nil
 				}
+				bad = append(bad, x[i].unit)
 			}
 		}
 		if d.scanned.Load() {
-			return nil
+			if len(bad) > 0 {
+				return nil, fmt.Errorf("%w: .debug_aranges names the unit at %#x for %#x, where .debug_info has none", elfimage.ErrBadDWARF, bad[0], pc)
+			}
+			return nil, nil
 		}
 		// Not in .debug_aranges: the full scan indexes the other units.
+		bad = bad[:0]
 		d.scanAll()
 	}
 }

@@ -5,9 +5,9 @@ package dwarfindex
 // noDem leaves names undemangled; noDemOuter does so for the outermost
 // frame only (the caller names it from the symbol table).
 func (d *Data) Lookup(dst []Frame, pc uint64, demangle func(string) string, noDem, noDemOuter bool) ([]Frame, error) {
-	u := d.unitFor(pc)
+	u, err := d.unitFor(pc)
 	if u == nil {
-		return dst, nil
+		return dst, err
 	}
 	d, u = d.splitOf(u) // a skeleton's split unit in its .dwo (split.go)
 	t, err := d.tables(u)

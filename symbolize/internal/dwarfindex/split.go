@@ -223,7 +223,7 @@ func (d *Data) SplitWarning() error {
 // DWOIDAt returns the dwo id of the unit covering pc (a skeleton's id
 // names its split unit), for tests that build a .dwo of another build.
 func (d *Data) DWOIDAt(pc uint64) (uint64, bool) {
-	u := d.unitFor(pc)
+	u, _ := d.unitFor(pc)
 	if u == nil {
 		return 0, false
 	}
