@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -434,4 +435,13 @@ func TestArangesIntoNothing(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadDWARF)
 	require.Len(t, locs, 1, "the symbol table still names the function")
 	assert.Equal(t, "main", locs[0].Function)
+
+	// SymbolizeInPlace keeps that name (it dropped a frame whose lookup
+	// returned an error with a result, as unresolved).
+	const bias = 0x55d4a1200000
+	c := &Crash{Threads: []Thread{{Crashed: true, Frames: []Frame{{Index: 0, PC: Addr(bias + mainAddr + 5)}}}}}
+	rep, err := SymbolizeInPlace(context.Background(), c, Module{Binary: b, Bias: bias, HasBias: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Symbolized, "%+v", rep)
+	assert.Equal(t, "main", c.Threads[0].Frames[0].Function)
 }

@@ -35,8 +35,10 @@ func (c *Core) newDWARFResolver(m *CoreModule) pcResolver {
 }
 
 func (r *binaryResolver) resolve(pc uint64, exact bool) []coreLoc {
-	locs, err := r.b.Lookup(pc, LookupOptions{Exact: exact})
-	if err != nil || len(locs) == 0 {
+	// With an error (ErrBadDWARF: a damaged part of the debug info) a
+	// result is the symbol table's name: kept.
+	locs, _ := r.b.Lookup(pc, LookupOptions{Exact: exact})
+	if len(locs) == 0 {
 		return nil
 	}
 	out := make([]coreLoc, 0, len(locs))

@@ -212,10 +212,12 @@ func SymbolizeInPlace(ctx context.Context, crash *Crash, mods ...Module) (Frames
 			exact := fi == fault
 			var err error
 			locs, err = m.Binary.AppendLookup(locs[:0], addr, LookupOptions{Exact: exact})
-			if err != nil {
+			if err != nil && len(locs) == 0 {
 				unres(err.Error())
 				continue
 			}
+			// With an error (ErrBadDWARF: a damaged part of the debug
+			// info) a result is the symbol table's name: kept.
 			if len(locs) == 0 {
 				unres(fmt.Sprintf("no symbol or debug info at file address %#x", addr))
 				continue
