@@ -395,22 +395,18 @@ func TestLookupIFUNC(t *testing.T) {
 	}
 }
 
-// TestArangesIntoNothing: .debug_aranges says which unit covers a PC; when
-// no unit header is at that offset (a .debug_info zeroed or cut by a
-// damaged copy), the lookup gave the symbol name with a nil error, so a
-// caller could not tell "no line information here" from "the debug info is
-// broken". It returns the symbol name and ErrBadDWARF now, as documented
-// ("Lookups that hit the malformed part return it").
-func TestArangesIntoNothing(t *testing.T) {
+// zeroedSection returns the o2-fp-dw5 test binary with the named
+// (uncompressed) section zeroed, its ELF view, the section and the
+// address of main.
+func zeroedSection(t *testing.T, name string) (raw []byte, ef *elf.File, sec *elf.Section, mainAddr uint64) {
+	t.Helper()
 	raw, err := os.ReadFile(cxxBinary(t, "o2-fp-dw5"))
 	require.NoError(t, err)
-	ef, err := elf.NewFile(bytes.NewReader(raw))
+	ef, err = elf.NewFile(bytes.NewReader(raw))
 	require.NoError(t, err)
-	info := ef.Section(".debug_info")
-	require.NotNil(t, info)
-	require.Zero(t, info.Flags&elf.SHF_COMPRESSED)
-	require.NotNil(t, ef.Section(".debug_aranges"))
-	var mainAddr uint64
+	sec = ef.Section(name)
+	require.NotNil(t, sec)
+	require.Zero(t, sec.Flags&elf.SHF_COMPRESSED)
 	syms, err := ef.Symbols()
 	require.NoError(t, err)
 	for _, s := range syms {
@@ -419,7 +415,19 @@ func TestArangesIntoNothing(t *testing.T) {
 		}
 	}
 	require.NotZero(t, mainAddr)
-	clear(raw[info.Offset : info.Offset+info.FileSize])
+	clear(raw[sec.Offset : sec.Offset+sec.FileSize])
+	return raw, ef, sec, mainAddr
+}
+
+// TestArangesIntoNothing: .debug_aranges says which unit covers a PC; when
+// no unit header is at that offset (a .debug_info zeroed or cut by a
+// damaged copy), the lookup gave the symbol name with a nil error, so a
+// caller could not tell "no line information here" from "the debug info is
+// broken". It returns the symbol name and ErrBadDWARF now, as documented
+// ("Lookups that hit the malformed part return it").
+func TestArangesIntoNothing(t *testing.T) {
+	raw, ef, info, mainAddr := zeroedSection(t, ".debug_info")
+	require.NotNil(t, ef.Section(".debug_aranges"))
 	// A whole number of 4-byte zero "units": the open-time scan sees
 	// nothing wrong (a cut last unit would be reported by Warnings).
 	le := binary.LittleEndian
@@ -444,4 +452,22 @@ func TestArangesIntoNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Symbolized, "%+v", rep)
 	assert.Equal(t, "main", c.Threads[0].Frames[0].Function)
+}
+
+// TestDamagedLineTable: a unit whose line table cannot be read (here a
+// zeroed .debug_line) gave its functions without file and line and a nil
+// error: the reader kept the line table's error and never returned it.
+// Lookups in the unit return the function names and ErrBadDWARF now.
+func TestDamagedLineTable(t *testing.T) {
+	raw, _, _, mainAddr := zeroedSection(t, ".debug_line")
+
+	b, err := NewBinary(bytes.NewReader(raw), int64(len(raw)), BinaryOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	locs, err := b.Lookup(mainAddr, LookupOptions{Exact: true})
+	require.ErrorIs(t, err, ErrBadDWARF)
+	assert.ErrorContains(t, err, "line table")
+	require.NotEmpty(t, locs)
+	assert.Equal(t, "main", locs[len(locs)-1].Function)
+	assert.Empty(t, locs[len(locs)-1].File)
 }

@@ -56,12 +56,17 @@ func (d *Data) Lookup(dst []Frame, pc uint64, demangle func(string) string, noDe
 	if t.lines != nil {
 		row, okLine = t.lines.lookup(pc)
 	}
+	// The unit's line table could not be read: the frames come without
+	// file and line, and the caller is told why (ErrBadDWARF).
+	var lerr error
 	if okLine {
 		file, line, col = t.lines.fileName(uint64(row.file)), int(row.line), int(row.col)
+	} else {
+		lerr = t.lerr
 	}
 	if len(chain) == 0 {
 		if !okLine {
-			return dst, nil
+			return dst, lerr
 		}
 		return append(dst, Frame{File: file, Line: line, Column: col}), nil
 	}
@@ -76,5 +81,5 @@ func (d *Data) Lookup(dst []Frame, pc uint64, demangle func(string) string, noDe
 		n := &t.nodes[ni]
 		file, line, col = t.lines.fileName(uint64(n.callFile)), int(n.callLine), int(n.callCol)
 	}
-	return dst, nil
+	return dst, lerr
 }
