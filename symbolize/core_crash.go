@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crashsig/crashsig/symbolize/internal/corefile"
 	"github.com/crashsig/crashsig/symbolize/internal/scan"
 )
 
@@ -254,6 +255,9 @@ func (c *Core) crashNotes(ci CrashInfo) []string {
 	switch ci.Cause {
 	case CauseSigInfo:
 		notes = append(notes, fmt.Sprintf("crash: %s (%s) on the dumping thread LWP %d, from NT_SIGINFO", SignalName(ci.Signal.Signo), SignalCodeName(ci.Signal.Signo, ci.Signal.Code), t.TID))
+		if ci.Signal.Signo == 11 && ci.Signal.Code == corefile.SIKernel {
+			notes = append(notes, "SIGSEGV with SI_KERNEL is a general protection fault (a non-canonical address such as a corrupted or freed pointer, or a privileged instruction): the kernel gives no fault address")
+		}
 	case CauseSignalFrame:
 		notes = append(notes, fmt.Sprintf("crash: %s (%s) read from the signal frame on LWP %d (frame %d); the core was dumped by %s %s on LWP %d: a signal handler re-raised, killed or aborted",
 			SignalName(ci.Signal.Signo), SignalCodeName(ci.Signal.Signo, ci.Signal.Code), t.TID, ci.SignalFrame.Frame,

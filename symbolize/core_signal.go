@@ -12,7 +12,8 @@ type SigInfo struct {
 	Errno int32 `json:"errno,omitempty"`
 	Code  int32 `json:"code"`
 	// Addr is si_addr for the kernel-generated SIGSEGV, SIGBUS, SIGFPE,
-	// SIGILL and SIGTRAP (Code > 0); zero otherwise.
+	// SIGILL and SIGTRAP (Code > 0, except SI_KERNEL: a general protection
+	// fault has no address); zero otherwise.
 	Addr Addr `json:"addr,omitempty"`
 	// SenderPID and SenderUID are set for signals sent by kill/tkill
 	// (Code ≤ 0).

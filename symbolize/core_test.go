@@ -13,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/crashsig/crashsig/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -572,4 +574,32 @@ func TestCoreAfterClose(t *testing.T) {
 	_, err = c.ReadMemory(make([]byte, 8), sp)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.NoError(t, c.Close(), "a second Close is harmless")
+}
+
+// TestGPFaultNoAddress: a load through a non-canonical pointer is a general
+// protection fault; the kernel sends SIGSEGV with si_code SI_KERNEL and
+// si_addr 0 (testdata/gpfault: `*(long *)0xdead000000000000`). The reader
+// took that 0 for the fault address, so the crash read as a null-pointer
+// dereference. SI_KERNEL carries no address: HasFaultAddress is false and
+// a note says what the code means.
+func TestGPFaultNoAddress(t *testing.T) {
+	dir := t.TempDir()
+	corePath := testutil.Gunzip(t, filepath.Join("testdata", "gpfault", "gp.core.gz"), filepath.Join(dir, "gp.core"))
+	bin := testutil.Gunzip(t, filepath.Join("testdata", "gpfault", "gpbin.gz"), filepath.Join(dir, "gpbin"))
+	c, err := OpenCore(context.Background(), corePath, CoreOptions{Binaries: []string{bin}, NoDiskLookup: true})
+	require.NoError(t, err)
+	defer c.Close()
+	ci := c.CrashInfo()
+	assert.Equal(t, CauseSigInfo, ci.Cause)
+	assert.Equal(t, int32(11), ci.Signal.Signo)
+	assert.Equal(t, int32(0x80), ci.Signal.Code)
+	cr, err := c.Crash(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "SIGSEGV", cr.Signal)
+	assert.Equal(t, "SI_KERNEL", cr.SignalReason)
+	assert.False(t, cr.HasFaultAddress, "SI_KERNEL: si_addr is not a fault address")
+	assert.Zero(t, cr.FaultAddress)
+	require.NotEmpty(t, cr.Threads[0].Frames)
+	assert.Equal(t, "main", cr.Threads[0].Frames[0].Function)
+	assert.True(t, slices.ContainsFunc(cr.Notes, func(n string) bool { return strings.Contains(n, "general protection") }), "%q", cr.Notes)
 }

@@ -47,10 +47,16 @@ type SigInfo struct {
 	SenderUID uint32
 }
 
+// SIKernel is si_code SI_KERNEL: a signal the kernel sent without fault
+// details. A general protection fault (a non-canonical address, a
+// privileged instruction) is SIGSEGV with SI_KERNEL and si_addr 0.
+const SIKernel = 0x80
+
 // HasAddr reports whether si_addr is part of this siginfo: a
-// kernel-generated (Code > 0) SIGILL, SIGTRAP, SIGBUS, SIGFPE or SIGSEGV.
+// kernel-generated (Code > 0) SIGILL, SIGTRAP, SIGBUS, SIGFPE or SIGSEGV
+// other than SI_KERNEL, whose si_addr is 0 whatever the faulting access.
 func (s SigInfo) HasAddr() bool {
-	if s.Code <= 0 {
+	if s.Code <= 0 || s.Code == SIKernel {
 		return false
 	}
 	switch s.Signo {

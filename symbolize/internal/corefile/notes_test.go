@@ -154,3 +154,17 @@ func FuzzNotes(f *testing.F) {
 		_ = BuildIDFromNotes(seg)
 	})
 }
+
+// TestSIKernelHasNoAddr: SIGSEGV with SI_KERNEL (a general protection
+// fault) has si_addr 0, which is no fault address.
+func TestSIKernelHasNoAddr(t *testing.T) {
+	b := make([]byte, 128)
+	le.PutUint32(b[0:], 11)
+	le.PutUint32(b[8:], SIKernel)
+	s := ParseSigInfo(b)
+	assert.False(t, s.HasAddr())
+	assert.Zero(t, s.Addr)
+	assert.Zero(t, s.SenderPID)
+	le.PutUint32(b[8:], 1) // SEGV_MAPERR
+	assert.True(t, ParseSigInfo(b).HasAddr())
+}
