@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/crashsig/crashsig/symbolize/internal/corefile"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"github.com/crashsig/crashsig/symbolize/internal/unwind"
 )
 
@@ -275,7 +276,7 @@ func NewCore(ctx context.Context, r io.ReaderAt, size int64, opts CoreOptions) (
 	if !IsCore(r) {
 		return nil, ErrNotCore
 	}
-	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
+	ef, err := elfimage.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptCore, err)
 	}

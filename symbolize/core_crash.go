@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/crashsig/crashsig/symbolize/internal/corefile"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 	"github.com/crashsig/crashsig/symbolize/internal/scan"
 )
 
@@ -152,7 +153,7 @@ func (c *Core) truncation() string {
 	if c.r == nil || c.size <= 0 {
 		return ""
 	}
-	ef, err := elf.NewFile(io.NewSectionReader(c.r, 0, c.size))
+	ef, err := elfimage.NewFile(io.NewSectionReader(c.r, 0, c.size))
 	if err != nil {
 		return ""
 	}

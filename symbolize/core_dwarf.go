@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"os"
 	"strings"
+
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // binaryResolver symbolizes a module through the package's DWARF
@@ -61,7 +63,7 @@ func (r *binaryResolver) debugELF() *elf.File {
 		r.dbgTry = true
 		if p := r.b.DebugPath(); p != "" {
 			if f, err := os.Open(p); err == nil {
-				if ef, err := elf.NewFile(f); err == nil {
+				if ef, err := elfimage.NewFile(f); err == nil {
 					r.dbg, r.dbgF = ef, f
 				} else {
 					f.Close()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/crashsig/crashsig/symbolize/internal/corefile"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // elfHeaderInfo is what the module map needs from an ELF image's headers.
@@ -136,7 +137,7 @@ func (c *Core) buildModules(ctx context.Context) {
 			if h, ok := c.readELFHeaders(v); ok {
 				m.Bias = Addr(v - h.firstLoadVaddr)
 				m.BuildID = c.coreBuildID(uint64(m.Bias), h)
-				if ef, err := elf.NewFile(io.NewSectionReader(memReader{c, s.vaddr}, 0, int64(s.filesz))); err == nil {
+				if ef, err := elfimage.NewFile(io.NewSectionReader(memReader{c, s.vaddr}, 0, int64(s.filesz))); err == nil {
 					m.elf = ef
 					m.File = "[vdso]"
 				}
@@ -197,7 +198,7 @@ func openELF(path string) (*openedELF, error) {
 	if err != nil {
 		return nil, err
 	}
-	ef, err := elf.NewFile(f)
+	ef, err := elfimage.NewFile(f)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/crashsig/crashsig/symbolize/internal/corefile"
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // coreLoc is one source location of a core frame: the function and, when
@@ -171,7 +172,7 @@ func newSymtabResolver(path string, ef *elf.File, buildID string, debugDirs []st
 	if path != "" && !strings.HasPrefix(path, "[") && (ef.Section(".symtab") == nil || ef.Section(".debug_info") == nil) {
 		if dp := findDebugFile(path, ef, buildID, debugDirs); dp != "" {
 			if f, err := os.Open(dp); err == nil {
-				if d, err := elf.NewFile(f); err == nil {
+				if d, err := elfimage.NewFile(f); err == nil {
 					r.dbgPath, r.dbg, r.dbgF = dp, d, f
 					syms = readFuncSyms(d, syms)
 				} else {

@@ -44,6 +44,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // Errors returned by the client. A *FetchError matches each of the errors of
@@ -491,10 +493,34 @@ func verify(path, id string, k Kind) error {
 	return nil
 }
 
+// openELF opens the ELF file at path through elfimage.NewFile, which
+// refuses a file claiming millions of headers before debug/elf allocates
+// them (a server's answer is untrusted input).
+func openELF(path string) (*elfFile, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elfimage.NewFile(fh)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return &elfFile{f, fh}, nil
+}
+
+// elfFile is an *elf.File that closes the file it reads.
+type elfFile struct {
+	*elf.File
+	fh *os.File
+}
+
+func (f *elfFile) Close() error { return f.fh.Close() }
+
 // hasCode reports whether the ELF file at path has an executable PT_LOAD
 // segment with bytes in the file.
 func hasCode(path string) bool {
-	f, err := elf.Open(path)
+	f, err := openELF(path)
 	if err != nil {
 		return false
 	}
@@ -510,7 +536,7 @@ func hasCode(path string) bool {
 // BuildID returns the hex GNU build-id of the ELF file at path, read from
 // its note sections (or PT_NOTE segments when it has no section headers).
 func BuildID(path string) (string, error) {
-	f, err := elf.Open(path)
+	f, err := openELF(path)
 	if err != nil {
 		return "", err
 	}

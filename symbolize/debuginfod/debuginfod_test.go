@@ -342,3 +342,27 @@ func TestExecutableWithoutCode(t *testing.T) {
 	_, err = (&Client{URLs: []string{srv.URL + "/exe"}, CacheDir: t.TempDir(), Retries: -1}).Fetch(ctx, id, Executable, FetchOptions{})
 	require.NoError(t, err)
 }
+
+// TestBuildIDClaimedSections: a fetched file is untrusted: one claiming a
+// million section headers (extended numbering, zeros of a sparse file) is
+// refused from its header instead of debug/elf allocating them all (at 30
+// million the process died of "out of memory").
+func TestBuildIDClaimedSections(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile(gunzipTo(t, dir, "sim_strip.debug"))
+	require.NoError(t, err)
+	le := binary.LittleEndian
+	off := (uint64(len(raw)) + 0xfff) &^ 0xfff
+	b := append(raw, make([]byte, off-uint64(len(raw))+64)...)
+	le.PutUint64(b[0x28:], off)
+	le.PutUint16(b[0x3c:], 0)
+	le.PutUint16(b[0x3e:], 0)
+	le.PutUint64(b[off+0x20:], 1<<20)
+	p := filepath.Join(dir, "claims")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	require.NoError(t, os.Truncate(p, int64(off)+64<<20)) // sparse
+	_, err = BuildID(p)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "section headers")
+	assert.ErrorIs(t, verify(p, simID, DebugInfo), ErrBuildIDMismatch)
+}

@@ -103,7 +103,7 @@ func newELFImage(r io.ReaderAt, size int64, path string, opts Options) (img *Ima
 		}
 		return nil, fmt.Errorf("%w: %s", ErrNotELF, path)
 	}
-	f, err := elf.NewFile(r)
+	f, err := NewFile(r)
 	if err != nil {
 		if end, ok := headersEnd(r); ok && size >= 0 && end > uint64(size) {
 			return nil, fmt.Errorf("%w: %s: truncated: its headers end at byte %d, the file has %d (%v)", ErrNotELF, path, end, size, err)
@@ -116,47 +116,6 @@ func newELFImage(r io.ReaderAt, size int64, path string, opts Options) (img *Ima
 	}
 	return &Image{path: path, ra: r, size: size, File: f, Order: f.ByteOrder,
 		is64: f.Class == elf.ELFCLASS64, maxSec: max, cache: map[string]secData{}}, nil
-}
-
-// headersEnd reads the ELF header of r and returns where its program and
-// section header tables end; false when the ELF header itself is cut or
-// unknown. A file shorter than that was cut (a copy or download that
-// stopped): its section headers, at the end, are gone.
-func headersEnd(r io.ReaderAt) (uint64, bool) {
-	var h [64]byte
-	n, _ := r.ReadAt(h[:], 0)
-	if n < 16 {
-		return 0, false
-	}
-	var o binary.ByteOrder
-	switch elf.Data(h[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		o = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		o = binary.BigEndian
-	default:
-		return 0, false
-	}
-	var phoff, shoff uint64
-	var phentsize, phnum, shentsize, shnum uint16
-	switch elf.Class(h[elf.EI_CLASS]) {
-	case elf.ELFCLASS64:
-		if n < 64 {
-			return 0, false
-		}
-		phoff, shoff = o.Uint64(h[32:]), o.Uint64(h[40:])
-		phentsize, phnum, shentsize, shnum = o.Uint16(h[54:]), o.Uint16(h[56:]), o.Uint16(h[58:]), o.Uint16(h[60:])
-	case elf.ELFCLASS32:
-		if n < 52 {
-			return 0, false
-		}
-		phoff, shoff = uint64(o.Uint32(h[28:])), uint64(o.Uint32(h[32:]))
-		phentsize, phnum, shentsize, shnum = o.Uint16(h[42:]), o.Uint16(h[44:]), o.Uint16(h[46:]), o.Uint16(h[48:])
-	default:
-		return 0, false
-	}
-	end := max(phoff+uint64(phentsize)*uint64(phnum), shoff+uint64(shentsize)*uint64(shnum))
-	return end, end >= phoff && end >= shoff
 }
 
 // Close drops the section cache and unmaps the file.

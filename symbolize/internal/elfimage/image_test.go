@@ -2,6 +2,8 @@ package elfimage
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -147,4 +149,59 @@ func TestTruncatedELF(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, raw[:40], 0o644))
 	_, err = Open(p, Options{})
 	require.ErrorIs(t, err, ErrNotELF)
+}
+
+// sparse is an io.ReaderAt of b followed by zeros up to size (a sparse
+// file without the disk).
+type sparse struct {
+	b    []byte
+	size int64
+}
+
+func (z sparse) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= z.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), z.size-off))
+	k := 0
+	if off < int64(len(z.b)) {
+		k = copy(p[:n], z.b[off:])
+	}
+	clear(p[k:n])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestClaimedSectionCount: a file that claims millions of section headers
+// (extended numbering: e_shnum 0, the count in section 0's sh_size; the
+// headers zeros of a sparse file) made debug/elf allocate a Section for
+// each before reading one: 30 million in a 1.9 GB sparse file (796 KB on
+// disk) ended in "fatal error: out of memory". It is refused from the
+// header now, with the count in the message; so are huge program header
+// counts (PN_XNUM, the count in section 0's sh_info).
+func TestClaimedSectionCount(t *testing.T) {
+	dir := t.TempDir()
+	extract(t, dir, "tiny")
+	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
+	require.NoError(t, err)
+	le := binary.LittleEndian
+	off := (uint64(len(raw)) + 0xfff) &^ 0xfff
+	b := append(raw[:len(raw):len(raw)], make([]byte, off-uint64(len(raw))+64)...)
+	le.PutUint64(b[0x28:], off) // e_shoff
+	le.PutUint16(b[0x3c:], 0)   // e_shnum: extended
+	le.PutUint16(b[0x3e:], 0)   // e_shstrndx
+	const claimed = 1 << 20
+	le.PutUint64(b[off+0x20:], claimed) // section 0 sh_size
+	_, err = New(sparse{b, int64(off) + 64*claimed}, int64(off)+64*claimed, "claims", Options{})
+	require.ErrorIs(t, err, ErrNotELF)
+	assert.ErrorContains(t, err, "1048576 section headers")
+
+	le.PutUint64(b[off+0x20:], 1)     // one section again
+	le.PutUint16(b[0x38:], 0xffff)    // e_phnum: PN_XNUM
+	le.PutUint32(b[off+0x2c:], 1<<30) // section 0 sh_info
+	_, err = New(sparse{b, int64(off) + 64}, int64(off)+64, "claims", Options{})
+	require.ErrorIs(t, err, ErrNotELF)
+	assert.ErrorContains(t, err, "program headers")
 }
