@@ -205,3 +205,23 @@ func TestClaimedSectionCount(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotELF)
 	assert.ErrorContains(t, err, "program headers")
 }
+
+// TestClaimedNameTable: elf.NewFile reads the section name table whole; a
+// sparse file whose .shstrtab claims 1.9 GB died of "out of memory" (5.8
+// GB in use). It is refused from its section header now.
+func TestClaimedNameTable(t *testing.T) {
+	dir := t.TempDir()
+	extract(t, dir, "tiny")
+	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
+	require.NoError(t, err)
+	le := binary.LittleEndian
+	shoff, shentsize, shstrndx := le.Uint64(raw[0x28:]), uint64(le.Uint16(raw[0x3a:])), uint64(le.Uint16(raw[0x3e:]))
+	hdr := shoff + shstrndx*shentsize
+	off := (uint64(len(raw)) + 0xfff) &^ 0xfff
+	le.PutUint64(raw[hdr+0x18:], off)
+	const claimed = 1 << 30
+	le.PutUint64(raw[hdr+0x20:], claimed)
+	_, err = New(sparse{raw, int64(off) + claimed}, int64(off)+claimed, "claims", Options{})
+	require.ErrorIs(t, err, ErrNotELF)
+	assert.ErrorContains(t, err, "section name table of 1073741824 bytes")
+}

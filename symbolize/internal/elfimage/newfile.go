@@ -17,12 +17,16 @@ import (
 const (
 	MaxSections = 1 << 18
 	MaxProgs    = 1 << 22
+	// MaxNameTable bounds the section name string table, which
+	// elf.NewFile reads whole (a few hundred bytes in a linked file).
+	MaxNameTable = 64 << 20
 )
 
 // NewFile is elf.NewFile for untrusted input: it first reads the ELF
 // header (and section 0, which holds the counts of extended numbering) and
 // refuses a file that claims more than MaxSections section headers or
-// MaxProgs program headers, with an error naming the count.
+// MaxProgs program headers, or a section name table larger than
+// MaxNameTable, with an error naming the count or size.
 func NewFile(r io.ReaderAt) (*elf.File, error) {
 	if err := checkCounts(r); err != nil {
 		return nil, err
@@ -32,12 +36,14 @@ func NewFile(r io.ReaderAt) (*elf.File, error) {
 
 // header is what NewFile and the truncation message read of an ELF header.
 type header struct {
-	order                          binary.ByteOrder
-	is64                           bool
-	phoff, shoff                   uint64
-	phentsize, phnum               uint64
-	shentsize, shnum               uint64
-	sizeOff, infoOff, sec0MinBytes uint64 // where sh_size and sh_info lie in a section header
+	order                     binary.ByteOrder
+	is64                      bool
+	phoff, shoff              uint64
+	phentsize, phnum          uint64
+	shentsize, shnum          uint64
+	shstrndx                  uint64
+	sizeOff, linkOff, infoOff uint64 // where sh_size, sh_link and sh_info lie in a section header
+	sec0MinBytes              uint64
 }
 
 // readHeader decodes the ELF header of r; false when it is cut or of an
@@ -66,7 +72,8 @@ func readHeader(r io.ReaderAt) (h header, ok bool) {
 		h.phoff, h.shoff = o.Uint64(b[32:]), o.Uint64(b[40:])
 		h.phentsize, h.phnum = uint64(o.Uint16(b[54:])), uint64(o.Uint16(b[56:]))
 		h.shentsize, h.shnum = uint64(o.Uint16(b[58:])), uint64(o.Uint16(b[60:]))
-		h.sizeOff, h.infoOff = 0x20, 0x2c
+		h.shstrndx = uint64(o.Uint16(b[62:]))
+		h.sizeOff, h.linkOff, h.infoOff = 0x20, 0x28, 0x2c
 	case elf.ELFCLASS32:
 		if n < 52 {
 			return h, false
@@ -74,7 +81,8 @@ func readHeader(r io.ReaderAt) (h header, ok bool) {
 		h.phoff, h.shoff = uint64(o.Uint32(b[28:])), uint64(o.Uint32(b[32:]))
 		h.phentsize, h.phnum = uint64(o.Uint16(b[42:])), uint64(o.Uint16(b[44:]))
 		h.shentsize, h.shnum = uint64(o.Uint16(b[46:])), uint64(o.Uint16(b[48:]))
-		h.sizeOff, h.infoOff = 0x14, 0x1c
+		h.shstrndx = uint64(o.Uint16(b[50:]))
+		h.sizeOff, h.linkOff, h.infoOff = 0x14, 0x18, 0x1c
 	default:
 		return h, false
 	}
@@ -95,25 +103,32 @@ func headersEnd(r io.ReaderAt) (uint64, bool) {
 	return end, end >= h.phoff && end >= h.shoff
 }
 
+// secWord reads the sh_size-sized field at off of a section header.
+func (h header) secWord(b []byte) uint64 {
+	if h.is64 {
+		return h.order.Uint64(b)
+	}
+	return uint64(h.order.Uint32(b))
+}
+
 func checkCounts(r io.ReaderAt) error {
 	h, ok := readHeader(r)
 	if !ok {
 		return nil // elf.NewFile says what is wrong
 	}
-	shnum, phnum := h.shnum, h.phnum
-	if h.shoff != 0 && (shnum == 0 || phnum == 0xffff) && int64(h.shoff) >= 0 {
+	shnum, phnum, shstrndx := h.shnum, h.phnum, h.shstrndx
+	if h.shoff != 0 && (shnum == 0 || phnum == 0xffff || shstrndx == 0xffff) && int64(h.shoff) >= 0 {
 		// Extended numbering: the counts are in section 0.
 		var s0 [64]byte
 		if k, _ := r.ReadAt(s0[:], int64(h.shoff)); uint64(k) >= h.sec0MinBytes {
 			if shnum == 0 {
-				if h.is64 {
-					shnum = h.order.Uint64(s0[h.sizeOff:])
-				} else {
-					shnum = uint64(h.order.Uint32(s0[h.sizeOff:]))
-				}
+				shnum = h.secWord(s0[h.sizeOff:])
 			}
 			if phnum == 0xffff {
 				phnum = uint64(h.order.Uint32(s0[h.infoOff:]))
+			}
+			if shstrndx == 0xffff {
+				shstrndx = uint64(h.order.Uint32(s0[h.linkOff:]))
 			}
 		}
 	}
@@ -122,6 +137,15 @@ func checkCounts(r io.ReaderAt) error {
 	}
 	if phnum > MaxProgs {
 		return fmt.Errorf("%w: claims %d program headers (more than %d)", ErrNotELF, phnum, MaxProgs)
+	}
+	if shstrndx != 0 && shstrndx < shnum && h.shentsize >= h.sec0MinBytes {
+		var sh [64]byte
+		off := h.shoff + shstrndx*h.shentsize
+		if k, _ := r.ReadAt(sh[:h.sec0MinBytes], int64(off)); uint64(k) == h.sec0MinBytes && int64(off) >= 0 {
+			if n := h.secWord(sh[h.sizeOff:]); n > MaxNameTable {
+				return fmt.Errorf("%w: claims a section name table of %d bytes (more than %d)", ErrNotELF, n, MaxNameTable)
+			}
+		}
 	}
 	return nil
 }
