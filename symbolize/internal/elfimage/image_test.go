@@ -174,6 +174,17 @@ func (z sparse) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// tinyAndEnd returns the tiny test binary and the first page boundary
+// after its end, where the tests put what a header claims.
+func tinyAndEnd(t *testing.T) ([]byte, uint64) {
+	t.Helper()
+	dir := t.TempDir()
+	extract(t, dir, "tiny")
+	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
+	require.NoError(t, err)
+	return raw, (uint64(len(raw)) + 0xfff) &^ 0xfff
+}
+
 // TestClaimedSectionCount: a file that claims millions of section headers
 // (extended numbering: e_shnum 0, the count in section 0's sh_size; the
 // headers zeros of a sparse file) made debug/elf allocate a Section for
@@ -182,19 +193,15 @@ func (z sparse) ReadAt(p []byte, off int64) (int, error) {
 // header now, with the count in the message; so are huge program header
 // counts (PN_XNUM, the count in section 0's sh_info).
 func TestClaimedSectionCount(t *testing.T) {
-	dir := t.TempDir()
-	extract(t, dir, "tiny")
-	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
-	require.NoError(t, err)
+	raw, off := tinyAndEnd(t)
 	le := binary.LittleEndian
-	off := (uint64(len(raw)) + 0xfff) &^ 0xfff
 	b := append(raw[:len(raw):len(raw)], make([]byte, off-uint64(len(raw))+64)...)
 	le.PutUint64(b[0x28:], off) // e_shoff
 	le.PutUint16(b[0x3c:], 0)   // e_shnum: extended
 	le.PutUint16(b[0x3e:], 0)   // e_shstrndx
 	const claimed = 1 << 20
 	le.PutUint64(b[off+0x20:], claimed) // section 0 sh_size
-	_, err = New(sparse{b, int64(off) + 64*claimed}, int64(off)+64*claimed, "claims", Options{})
+	_, err := New(sparse{b, int64(off) + 64*claimed}, int64(off)+64*claimed, "claims", Options{})
 	require.ErrorIs(t, err, ErrNotELF)
 	assert.ErrorContains(t, err, "1048576 section headers")
 
@@ -210,18 +217,14 @@ func TestClaimedSectionCount(t *testing.T) {
 // sparse file whose .shstrtab claims 1.9 GB died of "out of memory" (5.8
 // GB in use). It is refused from its section header now.
 func TestClaimedNameTable(t *testing.T) {
-	dir := t.TempDir()
-	extract(t, dir, "tiny")
-	raw, err := os.ReadFile(filepath.Join(dir, "tiny"))
-	require.NoError(t, err)
+	raw, off := tinyAndEnd(t)
 	le := binary.LittleEndian
 	shoff, shentsize, shstrndx := le.Uint64(raw[0x28:]), uint64(le.Uint16(raw[0x3a:])), uint64(le.Uint16(raw[0x3e:]))
 	hdr := shoff + shstrndx*shentsize
-	off := (uint64(len(raw)) + 0xfff) &^ 0xfff
 	le.PutUint64(raw[hdr+0x18:], off)
 	const claimed = 1 << 30
 	le.PutUint64(raw[hdr+0x20:], claimed)
-	_, err = New(sparse{raw, int64(off) + claimed}, int64(off)+claimed, "claims", Options{})
+	_, err := New(sparse{raw, int64(off) + claimed}, int64(off)+claimed, "claims", Options{})
 	require.ErrorIs(t, err, ErrNotELF)
 	assert.ErrorContains(t, err, "section name table of 1073741824 bytes")
 }
