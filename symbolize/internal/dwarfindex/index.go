@@ -22,6 +22,7 @@ type Data struct {
 	// units lists every unit, sorted by offset, once scanned is set;
 	// before that, known holds the units created on demand (unitMu).
 	units    []*dwUnit
+	maxUnits int // the most units scanAll indexes; 0: maxUnits
 	scanned  atomic.Bool
 	scanOnce sync.Once
 	scanErr  error
@@ -258,6 +259,11 @@ func (d *Data) parseUnitHeader(start uint64) (*dwUnit, uint64, error) {
 		dieOff: uint64(r.pos)}, end, nil
 }
 
+// maxUnits bounds the units of one .debug_info that scanAll indexes. Real
+// backends have a few thousand compile units, and type units in the tens
+// of thousands; two million units cost about 500 MB.
+const maxUnits = 2 << 20
+
 // waitInfo waits until .debug_info is available up to offset n (it may
 // still be inflating in the background); false if it never will be.
 func (d *Data) waitInfo(n uint64) bool {
@@ -283,10 +289,22 @@ func (d *Data) scanAll() error {
 		}
 		d.unitMu.Unlock()
 		var units []*dwUnit
+		limit := d.maxUnits
+		if limit <= 0 {
+			limit = maxUnits
+		}
 		for pos := uint64(0); pos < uint64(len(d.info)); {
 			u, end, err := d.parseUnitHeader(pos)
 			if err != nil {
 				d.scanErr = err
+				break
+			}
+			if u != nil && len(units) == limit {
+				// Memory follows the number of units (a unit costs about
+				// 250 bytes, its header 11): a hostile section of tiny
+				// units, which compresses a thousandfold, would cost
+				// gigabytes. The units so far stay indexed.
+				d.scanErr = fmt.Errorf("%w: more than %d units in .debug_info (at %#x): the rest is not indexed", elfimage.ErrBadDWARF, limit, pos)
 				break
 			}
 			if u != nil {
