@@ -80,6 +80,15 @@ func (in *incident) signal(p *parser, m []string) {
 		c.SignalReason = m[2]
 		if c.SignalReason == "unkown detail explain" || c.SignalReason == "unknown detail explain" {
 			c.SignalReason = ""
+			if c.Signal == "SIGSEGV" && c.HasFaultAddress && c.FaultAddress == 0 {
+				// Doris names SEGV_MAPERR and SEGV_ACCERR; a kernel
+				// SIGSEGV with another si_code and si_addr 0 is a general
+				// protection fault (SI_KERNEL: a non-canonical address,
+				// such as a freed or corrupted pointer), for which the
+				// kernel gives no fault address: @0x0 is no null access.
+				c.HasFaultAddress = false
+				in.note("SIGSEGV with neither SEGV_MAPERR nor SEGV_ACCERR (Doris prints `unknown detail explain`) and si_addr 0: a general protection fault (SI_KERNEL), without a fault address")
+			}
 		}
 		in.sec = secBoost
 		in.addFormat("F1")
