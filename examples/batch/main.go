@@ -22,7 +22,6 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 
@@ -37,20 +36,16 @@ func main() {
 	os.Exit(run(ctx, pipeline.Options{AssumeVersion: *version}, flag.Args(), os.Stdout, os.Stderr))
 }
 
-// held is how many Results of one file may wait for the table: the
-// buckets are made as the Results come, in input order, so memory does
-// not grow with the number of incidents.
-const held = 64
-
-type result struct {
-	res *pipeline.Result
-	err error
-}
-
 func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		fmt.Fprintln(stderr, "usage: batch [--assume-version V] PATH...")
 		return 2
+	}
+	// One input per core at once; Run yields the Results in input order
+	// whatever the timing (so the buckets' first/last follow the input),
+	// and holds a bounded number of them per input.
+	if opts.Jobs == 0 {
+		opts.Jobs = runtime.GOMAXPROCS(0)
 	}
 	p, err := pipeline.New(ctx, opts)
 	if err != nil {
@@ -70,63 +65,16 @@ func run(ctx context.Context, opts pipeline.Options, paths []string, stdout, std
 			failed = true
 		}
 	}
-	var files []string
-	for f, err := range pipeline.Files(ctx, paths...) {
+	b := pipeline.NewBucketer()
+	found := false
+	for res, err := range p.Run(ctx, nil, paths...) {
 		if err != nil {
 			report(err)
 			continue
 		}
-		files = append(files, f)
+		found = true
+		b.Add(res)
 	}
-	// One worker per core. Each file's results go to a channel of its own,
-	// and the channels are read in input order (order), so the buckets'
-	// first/last follow the input order whatever the timing. Files are
-	// handed out in that order, so the file being read here is always being
-	// worked on or done, and at most about held Results per worker wait.
-	workers := runtime.GOMAXPROCS(0)
-	type job struct {
-		file string
-		out  chan<- result
-	}
-	next := make(chan job)
-	order := make(chan chan result, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for j := range next {
-				for res, err := range p.File(ctx, j.file) {
-					j.out <- result{res, err}
-				}
-				close(j.out)
-			}
-		})
-	}
-	go func() {
-		defer close(order)
-		defer close(next)
-		for _, f := range files {
-			out := make(chan result, held)
-			select {
-			case order <- out:
-			case <-ctx.Done():
-				return
-			}
-			next <- job{f, out}
-		}
-	}()
-	b := pipeline.NewBucketer()
-	found := false
-	for out := range order {
-		for r := range out {
-			if r.err != nil {
-				report(r.err)
-				continue
-			}
-			found = true
-			b.Add(r.res)
-		}
-	}
-	wg.Wait()
 	werr := table(stdout, b.Buckets(0.8))
 	if werr != nil {
 		fmt.Fprintln(stderr, "batch: writing the table:", werr)
