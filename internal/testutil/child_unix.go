@@ -62,7 +62,7 @@ func SIGTERMDuringCoreCopy(t *testing.T, env, corePath string, args func(fifo st
 		m, _ := filepath.Glob(filepath.Join(tmp, "crashsig-core-*"))
 		return m
 	}
-	require.Eventually(t, func() bool { return len(copies()) > 0 }, 10*time.Second, 10*time.Millisecond, "no temporary copy of the core; stderr: %s", errs.String())
+	require.Eventually(t, func() bool { return len(copies()) > 0 }, 10*time.Second, 10*time.Millisecond, "no temporary copy of the core")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	err = cmd.Wait()
 	var exit *exec.ExitError
