@@ -169,17 +169,6 @@ func fileBuildID(ef *elf.File) string {
 	return ""
 }
 
-// hasCode reports whether ef has an executable PT_LOAD segment with bytes
-// in the file (a debug file's are NOBITS).
-func hasCode(ef *elf.File) bool {
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 type openedELF struct {
 	path    string
 	f       *os.File
@@ -217,7 +206,7 @@ func (c *Core) attachFiles(ctx context.Context) {
 			c.note("binary %s: %v", p, err)
 			continue
 		}
-		if !hasCode(o.ef) && o.buildID != "" {
+		if !elfimage.HasCode(o.ef) && o.buildID != "" {
 			// A debug file (objcopy --only-keep-debug) given as a binary:
 			// it has its executable's build-id but no code and no
 			// .eh_frame, so it is the module's debug file, not its file.

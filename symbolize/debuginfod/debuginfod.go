@@ -480,14 +480,19 @@ func normalizeBuildID(s string) (string, error) {
 // executable, that it holds code: a debug file (objcopy --only-keep-debug)
 // has the build-id of its executable, but its code sections are NOBITS.
 func verify(path, id string, k Kind) error {
-	got, err := BuildID(path)
+	f, err := openELF(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBuildIDMismatch, err)
+	}
+	defer f.Close()
+	got, err := buildID(f.File)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBuildIDMismatch, err)
 	}
 	if got != id {
 		return fmt.Errorf("%w: got %q, want %q", ErrBuildIDMismatch, got, id)
 	}
-	if k == Executable && !hasCode(path) {
+	if k == Executable && !elfimage.HasCode(f.File) {
 		return fmt.Errorf("%w: the %s has no code (a debug file?)", ErrBuildIDMismatch, k)
 	}
 	return nil
@@ -517,22 +522,6 @@ type elfFile struct {
 
 func (f *elfFile) Close() error { return f.fh.Close() }
 
-// hasCode reports whether the ELF file at path has an executable PT_LOAD
-// segment with bytes in the file.
-func hasCode(path string) bool {
-	f, err := openELF(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // BuildID returns the hex GNU build-id of the ELF file at path, read from
 // its note sections (or PT_NOTE segments when it has no section headers).
 func BuildID(path string) (string, error) {
@@ -541,6 +530,11 @@ func BuildID(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return buildID(f.File)
+}
+
+// buildID is BuildID of an opened file.
+func buildID(f *elf.File) (string, error) {
 	var notes []io.ReaderAt
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_NOTE {

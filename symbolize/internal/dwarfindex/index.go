@@ -453,8 +453,9 @@ func (d *Data) buildIndex(aranges []byte) {
 // ErrBadDWARF when an index range (from .debug_aranges) covers pc but
 // names an offset where .debug_info holds no unit this reader can use.
 func (d *Data) unitFor(pc uint64) (*dwUnit, error) {
-	var bad []uint64
 	for {
+		// bad is the first range's unit offset that names no usable unit.
+		bad, hasBad := uint64(0), false
 		x := *d.index.Load()
 		lo, hi := 0, len(x)
 		for lo < hi {
@@ -471,17 +472,18 @@ func (d *Data) unitFor(pc uint64) (*dwUnit, error) {
 				if u := d.unitByHeader(x[i].unit); u != nil {
 					return u, nil
 				}
-				bad = append(bad, x[i].unit)
+				if !hasBad {
+					bad, hasBad = x[i].unit, true
+				}
 			}
 		}
 		if d.scanned.Load() {
-			if len(bad) > 0 {
-				return nil, fmt.Errorf("%w: .debug_aranges names the unit at %#x for %#x, where .debug_info has none", elfimage.ErrBadDWARF, bad[0], pc)
+			if hasBad {
+				return nil, fmt.Errorf("%w: .debug_aranges names the unit at %#x for %#x, where .debug_info has none", elfimage.ErrBadDWARF, bad, pc)
 			}
 			return nil, nil
 		}
 		// Not in .debug_aranges: the full scan indexes the other units.
-		bad = bad[:0]
 		d.scanAll()
 	}
 }

@@ -149,3 +149,15 @@ func checkCounts(r io.ReaderAt) error {
 	}
 	return nil
 }
+
+// HasCode reports whether f has an executable PT_LOAD segment with bytes in
+// the file. A separate debug file (objcopy --only-keep-debug) has the
+// build-id of its executable but no code: its code sections are NOBITS.
+func HasCode(f *elf.File) bool {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0 {
+			return true
+		}
+	}
+	return false
+}
