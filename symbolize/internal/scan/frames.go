@@ -384,7 +384,7 @@ func coreTextModule(rest string, f *Frame) string {
 		return rest
 	}
 	mod, off, ok := strings.Cut(rest[open+2:len(rest)-1], "+0x")
-	if !ok || mod == "" || strings.ContainsAny(mod, " ()+") {
+	if !ok || mod == "" || strings.ContainsAny(mod, " ()+=,") {
 		return rest
 	}
 	v, ok := parseHex("0x" + off)
