@@ -17,17 +17,10 @@ import (
 // its frames and the signature its key (the key of the core, whatever
 // printed it).
 func TestGDBTextWithBinary(t *testing.T) {
-	bins := simBinaries(t)
-	texts, err := filepath.Glob("../testdata/core/golden/*.gdb.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, texts)
+	texts, withBinary := coreGoldens(t, "*.gdb.txt")
 	plain := newPipeline(t, Options{})
 	for _, text := range texts {
-		variant := "fp"
-		if strings.Contains(filepath.Base(text), "nofp") {
-			variant = "nofp"
-		}
-		with := newPipeline(t, Options{Binaries: []string{bins[variant]}})
+		with := withBinary(text)
 		a, errs := collect(t, plain.File(context.Background(), text))
 		require.Empty(t, errs, text)
 		b, errs := collect(t, with.File(context.Background(), text))
@@ -43,12 +36,20 @@ func TestGDBTextWithBinary(t *testing.T) {
 	}
 }
 
-// simBinaries unpacks the test cores' binaries, by variant ("fp", "nofp").
-func simBinaries(t *testing.T) map[string]string {
+// coreGoldens returns the texts of testdata/core/golden matching pattern
+// and a function giving, for one of them, a Pipeline with the binary its
+// core came from (sim_nofp for the nofp cores, else sim_fp).
+func coreGoldens(t *testing.T, pattern string) ([]string, func(text string) *Pipeline) {
+	texts, err := filepath.Glob(filepath.Join("../testdata/core/golden", pattern))
+	require.NoError(t, err)
+	require.NotEmpty(t, texts)
 	dir := t.TempDir()
-	return map[string]string{
-		"fp":   gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
-		"nofp": gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
+	bins := map[bool]string{
+		false: gunzip(t, "../testdata/core/bin/sim_fp.gz", filepath.Join(dir, "sim_fp")),
+		true:  gunzip(t, "../testdata/core/bin/sim_nofp.gz", filepath.Join(dir, "sim_nofp")),
+	}
+	return texts, func(text string) *Pipeline {
+		return newPipeline(t, Options{Binaries: []string{bins[strings.Contains(filepath.Base(text), "nofp")]}})
 	}
 }
 
@@ -59,18 +60,11 @@ func simBinaries(t *testing.T) map[string]string {
 // of no crash, THREADS | starrocks::CompactionManager::_schedule, while
 // the core is FAULT | starrocks::ParsedPageV1::read).
 func TestCoreTextReadBack(t *testing.T) {
-	bins := simBinaries(t)
-	texts, err := filepath.Glob("../testdata/core/golden/*.crashsig.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, texts)
+	texts, withBinary := coreGoldens(t, "*.crashsig.txt")
 	plain := newPipeline(t, Options{})
 	for _, text := range texts {
 		name := strings.TrimSuffix(filepath.Base(text), ".crashsig.txt")
-		variant := "fp"
-		if strings.Contains(name, "nofp") {
-			variant = "nofp"
-		}
-		with := newPipeline(t, Options{Binaries: []string{bins[variant]}})
+		with := withBinary(text)
 		core, err := with.Core(context.Background(), "../testdata/core/cores/"+name+".core.gz")
 		require.NoError(t, err, name)
 		rs, errs := collect(t, plain.File(context.Background(), text))
