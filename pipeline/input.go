@@ -229,7 +229,7 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 	if limit <= 0 {
 		limit = DefaultMaxCoreBytes
 	}
-	if !in.regular() && in.src != nil {
+	if !in.regular() {
 		// A pipe (stdin, a FIFO) may block in Read with its writer open:
 		// the copy must still end when ctx is done. The raw source is
 		// read in a goroutine (below the decompressor, which only this
