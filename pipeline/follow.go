@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -25,8 +26,13 @@ type Follower struct {
 	ctx  context.Context
 	path string
 	poll time.Duration
-	f    *os.File
-	off  int64
+	// mu guards f, off and closed: a scanner reading in a goroutine of its
+	// own (Pipeline.Text with a context that can be done) may still be in
+	// Read when the caller closes the Follower.
+	mu     sync.Mutex
+	f      *os.File
+	off    int64
+	closed bool
 }
 
 // Follow returns a Follower of path; poll ≤ 0 means DefaultFollowPoll.
@@ -37,33 +43,15 @@ func Follow(ctx context.Context, path string, poll time.Duration) *Follower {
 	return &Follower{ctx: ctx, path: path, poll: poll}
 }
 
-// Read reads the next bytes of the file, waiting for them at its end.
+// Read reads the next bytes of the file, waiting for them at its end. After
+// Close it returns io.EOF.
 func (r *Follower) Read(p []byte) (int, error) {
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return 0, io.EOF
 		}
-		if r.f == nil {
-			f, err := os.Open(r.path)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return 0, err
-			}
-			r.f, r.off = f, 0
-		}
-		if r.f != nil {
-			n, err := r.f.Read(p)
-			r.off += int64(n)
-			if n > 0 {
-				return n, nil
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return 0, err
-			}
-			if st, err := os.Stat(r.path); err != nil || st.Size() < r.off || !r.same(st) {
-				r.f.Close()
-				r.f = nil
-				continue
-			}
+		if n, wait, err := r.readOnce(p); !wait {
+			return n, err
 		}
 		t := time.NewTimer(r.poll)
 		select {
@@ -75,13 +63,54 @@ func (r *Follower) Read(p []byte) (int, error) {
 	}
 }
 
+// readOnce is one look at the file: data, an error, or wait (nothing new).
+func (r *Follower) readOnce(p []byte) (n int, wait bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		if r.closed {
+			return 0, false, io.EOF
+		}
+		if r.f == nil {
+			f, err := os.Open(r.path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return 0, false, err
+			}
+			r.f, r.off = f, 0
+		}
+		if r.f == nil {
+			return 0, true, nil
+		}
+		n, err := r.f.Read(p)
+		r.off += int64(n)
+		if n > 0 {
+			return n, false, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, false, err
+		}
+		if st, err := os.Stat(r.path); err != nil || st.Size() < r.off || !r.same(st) {
+			// Truncated, replaced or removed: the new file from its start.
+			r.f.Close()
+			r.f = nil
+			continue
+		}
+		return 0, true, nil
+	}
+}
+
 func (r *Follower) same(st os.FileInfo) bool {
 	fst, err := r.f.Stat()
 	return err == nil && os.SameFile(fst, st)
 }
 
-// Close closes the file being followed.
+// Close closes the file being followed. It is safe to call while another
+// goroutine reads: that Read, and every later one, returns io.EOF (a Read
+// waiting for bytes at the next look, within the poll interval).
 func (r *Follower) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
 	if r.f == nil {
 		return nil
 	}

@@ -71,3 +71,35 @@ func TestFollower(t *testing.T) {
 	assert.Equal(t, 0, n)
 	assert.ErrorIs(t, err, io.EOF)
 }
+
+// TestFollowerCloseWhileReading: Close from one goroutine while another
+// is in Read (the scanner's reading goroutine, when the caller gives up)
+// is no data race, and the Read returns io.EOF (the collector's deferred
+// Close raced with the live scanner's Read).
+func TestFollowerCloseWhileReading(t *testing.T) {
+	for _, exists := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "be.out")
+		if exists {
+			require.NoError(t, os.WriteFile(path, []byte("a line\n"), 0o644))
+		}
+		r := Follow(context.Background(), path, 10*time.Millisecond)
+		done := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, err := r.Read(buf); err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, r.Close())
+		select {
+		case err := <-done:
+			assert.Equal(t, io.EOF, err, "exists=%v", exists)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("exists=%v: Read did not return after Close", exists)
+		}
+	}
+}
