@@ -50,6 +50,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			continue
 		}
 		st.incidents++
+		st.got(res)
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "crashsig: %s: warning: %s\n", res.Source, w)
 		}
@@ -64,6 +65,7 @@ func cmdClassify(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 	}
 	stop()
+	st.noteBinary(paths)
 	for _, err := range p.MissingDWO() {
 		fmt.Fprintf(stderr, "crashsig: warning: %v\n", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,4 +170,51 @@ func TestJSONGoldens(t *testing.T) {
 	code, out, errs = runCLI(t, "", "buckets", "--json", "../../testdata/corpus/starrocks")
 	require.Equal(t, exitOK, code, errs)
 	checkGolden(t, "buckets-starrocks.jsonl", out)
+}
+
+// TestClassifyNotesBinaryInput: random bytes read as text yield "no crash
+// found" and a note that the file holds no text; a log in a legacy
+// encoding, a text without a crash and a binary file that held a crash
+// get no note.
+func TestClassifyNotesBinaryInput(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(1, 2))
+	junk := make([]byte, 200<<10)
+	for i := range junk {
+		junk[i] = byte(r.Uint32())
+	}
+	crash, err := os.ReadFile("../../testdata/formats/f2-glog04-preamble.txt")
+	require.NoError(t, err)
+	// GBK text: almost no byte of it is UTF-8, and none is a control byte.
+	gbk := bytes.Repeat([]byte{0xca, 0xfd, 0xbe, 0xdd, 0xbf, 0xe2, ' ', 0xb1, 0xc0, 0xc0, 0xa3, '\n'}, 8<<10)
+	files := map[string][]byte{
+		"random.log":      junk,
+		"gbk.log":         gbk,
+		"plain.log":       []byte("I0303 10:15:02.118230 1 a.cpp:1] nothing\n"),
+		"crash-junk.log":  append(append(append([]byte{}, junk[:16<<10]...), '\n'), crash...),
+		"also-random.bin": junk[1:],
+	}
+	for name, b := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	path := func(n string) string { return filepath.Join(dir, n) }
+
+	code, out, errs := runCLI(t, "", "classify", path("random.log"), path("gbk.log"), path("plain.log"))
+	assert.Equal(t, exitNoCrash, code)
+	assert.Contains(t, out, "no crash found")
+	assert.Equal(t, 1, strings.Count(errs, "note: binary data"), errs)
+	assert.Contains(t, errs, "random.log: note: binary data, not a crash log or a core: of its first 65536 bytes, ")
+	assert.NotContains(t, errs, "gbk.log")
+	assert.NotContains(t, errs, "plain.log")
+
+	// A crash after junk: found, so no note.
+	code, _, errs = runCLI(t, "", "classify", path("crash-junk.log"))
+	assert.Equal(t, exitOK, code)
+	assert.NotContains(t, errs, "note:")
+
+	// The other commands that read inputs say it too.
+	_, _, errs = runCLI(t, "", "explain", path("also-random.bin"))
+	assert.Contains(t, errs, "also-random.bin: note: binary data")
+	_, _, errs = runCLI(t, "", "report", "-o", path("r.html"), path("also-random.bin"))
+	assert.Contains(t, errs, "also-random.bin: note: binary data")
 }

@@ -247,11 +247,30 @@ type runStatus struct {
 	stderr    io.Writer
 	incidents int
 	failed    bool
+	// answered holds the inputs that yielded a Result or an error, by
+	// name as given (Result.Source, InputError.Name, SkipError.Name).
+	answered map[string]bool
+}
+
+// got records that r's input yielded a Result.
+func (s *runStatus) got(r *pipeline.Result) {
+	if s.answered == nil {
+		s.answered = make(map[string]bool)
+	}
+	s.answered[r.Source] = true
 }
 
 // report prints a per-input error: skipped inputs are notes, others make
 // the exit code 1. It returns false when the run must stop (ctx done).
 func (s *runStatus) report(ctx context.Context, err error) bool {
+	var ie *pipeline.InputError
+	var sk *pipeline.SkipError
+	switch {
+	case errors.As(err, &sk):
+		s.mark(sk.Name)
+	case errors.As(err, &ie):
+		s.mark(ie.Name)
+	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
 		s.failed = true
@@ -267,6 +286,27 @@ func (s *runStatus) report(ctx context.Context, err error) bool {
 	fmt.Fprintf(s.stderr, "crashsig: %v\n", err)
 	s.failed = true
 	return true
+}
+
+func (s *runStatus) mark(name string) {
+	if s.answered == nil {
+		s.answered = make(map[string]bool)
+	}
+	s.answered[name] = true
+}
+
+// noteBinary prints a note for each regular file among paths that yielded
+// nothing and holds no text (binaryShare): "no crash found" alone would
+// not say that the file was never a log. Directories are not walked again.
+func (s *runStatus) noteBinary(paths []string) {
+	for _, p := range paths {
+		if p == "-" || s.answered[p] {
+			continue
+		}
+		if why := binaryFile(p); why != "" {
+			fmt.Fprintf(s.stderr, "crashsig: %s: note: %s\n", p, why)
+		}
+	}
 }
 
 func (s *runStatus) code() int {

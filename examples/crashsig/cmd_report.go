@@ -103,9 +103,11 @@ func cmdReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				continue
 			}
 			st.incidents++
+			st.got(res)
 			col.Add(res)
 		}
 		stop()
+		st.noteBinary(logs)
 		if ctx.Err() != nil {
 			return exitInput
 		}

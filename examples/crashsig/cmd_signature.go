@@ -75,8 +75,10 @@ func eachResult(ctx context.Context, pf *pipelineFlags, paths []string, stdin io
 			}
 			continue
 		}
+		st.got(res)
 		fn(res)
 	}
+	st.noteBinary(paths)
 	return p, st, 0
 }
 
