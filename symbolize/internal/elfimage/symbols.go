@@ -8,10 +8,14 @@ import (
 )
 
 // Symbols is the ELF symbol table as llvm-symbolizer uses it: STT_FUNC,
-// STT_GNU_IFUNC and STT_OBJECT symbols, sorted by (address, size), one per
-// address (the last, i.e. largest). Names stay in the string table (mapped) and are
-// copied into Go strings on first use, so opening a binary with a large
-// .strtab does not copy it.
+// STT_GNU_IFUNC and STT_OBJECT symbols, sorted by address, one per
+// address: the largest (a sized symbol wins over a size-less one); among
+// aliases of that size the public name, the one with the fewest leading
+// underscores (read over __read, fflush over _IO_fflush, as gdb prints
+// them; llvm-symbolizer takes the last in the table); among those the last
+// in the table. OpenBinary and the core reader both name functions by it. Names stay in the string table (mapped)
+// and are copied into Go strings on first use, so opening a binary with a
+// large .strtab does not copy it.
 type Symbols struct {
 	Addr    []uint64
 	Size    []uint64
@@ -152,25 +156,28 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 	// Sort by (address, size, index). A stable LSD radix sort on the
 	// address bytes that vary (usually 3 or 4 passes) is 5× faster than a
 	// comparison sort on the 70k–500k symbols of a backend; runs of equal
-	// addresses, short and rare, are then ordered by size.
+	// addresses, short and rare, are then ordered by size, and one symbol
+	// of each is kept: the largest, the public name among aliases of
+	// that size (see Symbols), else the last in the table.
 	ents = SortByAddr(ents, func(e *ent) uint64 { return e.addr })
+	k := 0
 	for i := 0; i < len(ents); {
 		j := i + 1
 		for j < len(ents) && ents[j].addr == ents[i].addr {
 			j++
 		}
+		w := j - 1
 		if j-i > 1 {
 			slices.SortStableFunc(ents[i:j], func(a, b ent) int { return cmp.Compare(a.size, b.size) })
+			for x := j - 2; x >= i && ents[x].size == ents[w].size; x-- {
+				if leadingUnderscores(strRaw, ents[x].name) < leadingUnderscores(strRaw, ents[w].name) {
+					w = x
+				}
+			}
 		}
-		i = j
-	}
-	k := 0
-	for i := range ents {
-		if i+1 < len(ents) && ents[i+1].addr == ents[i].addr {
-			continue
-		}
-		ents[k] = ents[i]
+		ents[k] = ents[w]
 		k++
+		i = j
 	}
 	ents = ents[:k]
 	t.Addr = make([]uint64, k)
@@ -257,4 +264,14 @@ func SortByAddr[T any](xs []T, key func(*T) uint64) []T {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// leadingUnderscores counts the underscores that begin the name at off
+// of strtab.
+func leadingUnderscores(strtab []byte, off uint32) int {
+	n := 0
+	for int(off)+n < len(strtab) && strtab[int(off)+n] == '_' {
+		n++
+	}
+	return n
 }
