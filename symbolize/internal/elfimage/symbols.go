@@ -20,14 +20,17 @@ type Symbols struct {
 	Addr    []uint64
 	Size    []uint64
 	nameOff []uint32
-	// file is, for a local (STB_LOCAL) symbol, 1 + the index in files of
-	// the name of the last STT_FILE symbol before it in the table, else 0;
-	// nil when the table has no such symbol.
-	file   []uint32
-	files  []string
-	strtab []byte
-	names  []atomic.Pointer[string]
-	dems   []atomic.Pointer[string] // demangled names, filled on first use
+	// file is, for a local (STB_LOCAL) symbol, 1 + the index in fileOff
+	// of the name of the last STT_FILE symbol before it in the table, else
+	// 0; nil when the table has no such symbol. fileOff holds the name
+	// offsets of the STT_FILE symbols that kept symbols refer to, files
+	// their names, copied on first use.
+	file    []uint32
+	fileOff []uint32
+	files   []atomic.Pointer[string]
+	strtab  []byte
+	names   []atomic.Pointer[string]
+	dems    []atomic.Pointer[string] // demangled names, filled on first use
 }
 
 // DemangledAt returns the demangled name of symbol i (cached).
@@ -42,10 +45,17 @@ func (t *Symbols) DemangledAt(i int, demangle func(string) string) string {
 
 // FileAt returns the STT_FILE name of local symbol i (see file), or "".
 func (t *Symbols) FileAt(i int) string {
-	if t.file == nil || t.file[i] == 0 || int(t.file[i]) > len(t.files) {
+	if t.file == nil || t.file[i] == 0 || int(t.file[i]) > len(t.fileOff) {
 		return ""
 	}
-	return t.files[t.file[i]-1]
+	f := t.file[i] - 1
+	if p := t.files[f].Load(); p != nil {
+		return *p
+	}
+	nm := CStringAt(t.strtab, uint64(t.fileOff[f]))
+	s := string(nm[:min(len(nm), maxFileName)])
+	t.files[f].Store(&s)
+	return s
 }
 
 // RawName returns the name of symbol i as bytes of the string table.
@@ -80,6 +90,20 @@ func LoadSymbols(main, debug *Image) Symbols {
 	return Symbols{}
 }
 
+// symChunk is how many symbol-table bytes parseSymbols reads at a time
+// from an image that is not mapped.
+const symChunk = 1 << 20
+
+// maxFileName bounds an STT_FILE name (a source path; PATH_MAX is 4096).
+const maxFileName = 4096
+
+// parseSymbols reads the symbol table secName. Its memory follows the
+// symbols it keeps, not the size the section header claims: a mapped
+// table is read in place and counted before the entries are allocated, an
+// unmapped one is read in chunks of symChunk bytes, and STT_FILE names are
+// copied only when a kept symbol refers to them, once each. (A .symtab
+// claiming 1 GiB of zeros in a sparse file made this allocate 1.4 GB of
+// entries for a table that holds none.)
 func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 	defer func() {
 		if recover() != nil {
@@ -90,9 +114,8 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Link == 0 || int(s.Link) >= len(m.File.Sections) {
 		return t, false
 	}
-	raw, err := m.Section(secName)
-	if err != nil || len(raw) == 0 {
-		return t, false
+	if s.Offset > uint64(m.size) || s.FileSize > uint64(m.size)-s.Offset {
+		return t, false // as Section: it lies outside the file
 	}
 	strSec := m.File.Sections[s.Link]
 	strRaw, err := m.Section(strSec.Name)
@@ -103,20 +126,14 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 		addr, size uint64
 		name       uint32
 		file       uint32 // see Symbols.file
-		idx        int32
 	}
 	esz := 16
 	if m.is64 {
 		esz = 24
 	}
-	n := len(raw) / esz
-	ents := make([]ent, 0, n)
 	o := m.Order
-	var curFile uint32 // 1 + index in t.files of the last STT_FILE symbol's name
-	anyFile := false
-	for i := 1; i < n; i++ {
-		e := raw[i*esz : (i+1)*esz]
-		var e0 ent
+	// decode returns the entry e as a symbol to keep (ok), or its type.
+	decode := func(e []byte) (e0 ent, typ elf.SymType, local, ok bool) {
 		var info byte
 		var shndx uint16
 		if m.is64 {
@@ -126,32 +143,80 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 			e0 = ent{addr: uint64(o.Uint32(e[4:])), size: uint64(o.Uint32(e[8:])), name: o.Uint32(e)}
 			info, shndx = e[12], o.Uint16(e[14:])
 		}
-		typ := elf.SymType(info & 0xf)
+		typ = elf.SymType(info & 0xf)
+		// llvm-symbolizer's kinds: functions (an STT_GNU_IFUNC symbol
+		// names its resolver's code) and data.
+		ok = (typ == elf.STT_FUNC || typ == elf.STT_GNU_IFUNC || typ == elf.STT_OBJECT) &&
+			shndx != uint16(elf.SHN_UNDEF) && !(shndx == uint16(elf.SHN_ABS) && e0.addr == 0) &&
+			int(e0.name) < len(strRaw)
+		return e0, typ, elf.SymBind(info>>4) == elf.STB_LOCAL, ok
+	}
+	var ents []ent
+	// curFile is 1 + the name offset of the last STT_FILE symbol, 0 if
+	// none; curIdx is its 1 + index in t.fileOff, 0 until a kept symbol
+	// refers to it.
+	var curFile, curIdx uint32
+	anyFile := false
+	visit := func(e []byte) {
+		e0, typ, local, ok := decode(e)
 		if typ == elf.STT_FILE {
 			// llvm-symbolizer names the file of a local symbol without
 			// line information after the STT_FILE symbol before it.
-			curFile = 0
-			if int(e0.name) < len(strRaw) {
-				if nm := CStringAt(strRaw, uint64(e0.name)); len(nm) > 0 {
-					t.files = append(t.files, string(nm))
-					curFile = uint32(len(t.files))
+			curFile, curIdx = 0, 0
+			if int(e0.name) < len(strRaw) && strRaw[e0.name] != 0 {
+				curFile = e0.name + 1
+			}
+			return
+		}
+		if !ok {
+			return
+		}
+		if local && curFile != 0 {
+			if curIdx == 0 {
+				t.fileOff = append(t.fileOff, curFile-1)
+				curIdx = uint32(len(t.fileOff))
+			}
+			e0.file, anyFile = curIdx, true
+		}
+		ents = append(ents, e0)
+	}
+	if m.data != nil || s.Flags&elf.SHF_COMPRESSED != 0 {
+		// In place (or inflated once, within MaxSection): count, then keep.
+		raw, err := m.Section(secName)
+		if err != nil || len(raw) < 2*esz {
+			return t, false
+		}
+		n := len(raw) / esz
+		kept, infoAt := 0, 12
+		if m.is64 {
+			infoAt = 4
+		}
+		for i := 1; i < n; i++ {
+			e := raw[i*esz : (i+1)*esz]
+			if typ := elf.SymType(e[infoAt] & 0xf); typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC && typ != elf.STT_OBJECT {
+				continue
+			}
+			if _, _, _, ok := decode(e); ok {
+				kept++
+			}
+		}
+		ents = make([]ent, 0, kept)
+		for i := 1; i < n; i++ {
+			visit(raw[i*esz : (i+1)*esz])
+		}
+	} else {
+		buf := make([]byte, min(uint64(symChunk-symChunk%esz), s.FileSize))
+		for off := uint64(0); off < s.FileSize; off += uint64(len(buf)) {
+			k, _ := m.ra.ReadAt(buf[:min(uint64(len(buf)), s.FileSize-off)], int64(s.Offset+off))
+			for i := 0; i+esz <= k; i += esz {
+				if off > 0 || i > 0 { // entry 0 is the null symbol
+					visit(buf[i : i+esz])
 				}
 			}
-			continue
+			if k < len(buf) {
+				break // a short read ends the table
+			}
 		}
-		if elf.SymBind(info>>4) == elf.STB_LOCAL && curFile != 0 {
-			e0.file, anyFile = curFile, true
-		}
-		// llvm-symbolizer's kinds: functions (an STT_GNU_IFUNC symbol
-		// names its resolver's code) and data.
-		if (typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC && typ != elf.STT_OBJECT) || shndx == uint16(elf.SHN_UNDEF) || shndx == uint16(elf.SHN_ABS) && e0.addr == 0 {
-			continue
-		}
-		if int(e0.name) >= len(strRaw) {
-			continue
-		}
-		e0.idx = int32(len(ents))
-		ents = append(ents, e0)
 	}
 	// Sort by (address, size, index). A stable LSD radix sort on the
 	// address bytes that vary (usually 3 or 4 passes) is 5× faster than a
@@ -188,8 +253,9 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 	t.strtab = strRaw
 	if anyFile {
 		t.file = make([]uint32, k)
+		t.files = make([]atomic.Pointer[string], len(t.fileOff))
 	} else {
-		t.files = nil
+		t.fileOff = nil
 	}
 	for i, e := range ents {
 		t.Addr[i], t.Size[i], t.nameOff[i] = e.addr, e.size, e.name
