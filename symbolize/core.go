@@ -137,7 +137,8 @@ type CoreModule struct {
 	IsMain       bool `json:"is_main,omitempty"`
 	IsVDSO       bool `json:"is_vdso,omitempty"`
 
-	elf       *elf.File // file used for CFI (or the in-memory vDSO)
+	elf       *elf.File         // file used for CFI (or the in-memory vDSO)
+	mem       *io.SectionReader // the vDSO's bytes in the core
 	closer    io.Closer
 	cfi       *unwind.CFI
 	cfiLoaded bool

@@ -8,8 +8,12 @@ import (
 	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
-// binaryResolver symbolizes a module through the package's DWARF
-// symbolizer (Binary): inline chains, file and line.
+// binaryResolver symbolizes a module through the package's symbolizer
+// (Binary), as OpenBinary and Lookup do for a raw PC: the file and its
+// separate debug file (elfimage.LocateDebugFile: build-id verified, else
+// the .gnu_debuglink CRC) opened as elfimage images, inline chains, file
+// and line from DWARF, names from elfimage.LoadSymbols. A module without
+// DWARF gets the symbol table's names, the same a raw-PC lookup gives.
 type binaryResolver struct {
 	b      *Binary
 	dbg    *elf.File
@@ -17,20 +21,23 @@ type binaryResolver struct {
 	dbgTry bool
 }
 
-// newDWARFResolver returns a resolver backed by the package's DWARF
-// symbolizer for the module, or nil (no file, no DWARF) to fall back to
-// the symbol tables.
-func (c *Core) newDWARFResolver(m *CoreModule) pcResolver {
-	if m.File == "" || m.IsVDSO {
+// newBinaryResolver opens the module's file (the vDSO from the core's
+// memory) as a Binary, or returns nil when it has none or it cannot be
+// read.
+func (c *Core) newBinaryResolver(m *CoreModule) pcResolver {
+	var b *Binary
+	var err error
+	switch {
+	case m.IsVDSO && m.mem != nil:
+		// no debug file is looked for: the vDSO has no path
+		b, err = NewBinary(m.mem, m.mem.Size(), BinaryOptions{Demangler: c.dem})
+	case m.File != "" && !m.IsVDSO:
+		b, err = OpenBinary(m.File, BinaryOptions{DebugDirs: c.opts.DebugDirs, DebugFile: m.fetchedDebug, Demangler: c.dem})
+	default:
 		return nil
 	}
-	b, err := OpenBinary(m.File, BinaryOptions{DebugDirs: c.opts.DebugDirs, DebugFile: m.fetchedDebug, Demangler: c.dem})
 	if err != nil {
 		c.note("%s: %v", m.Name(), err)
-		return nil
-	}
-	if !b.HasDWARF() {
-		b.Close()
 		return nil
 	}
 	return &binaryResolver{b: b}
@@ -54,7 +61,7 @@ func (r *binaryResolver) resolve(pc uint64, exact bool) []coreLoc {
 	return out
 }
 
-func (r *binaryResolver) hasSymbols() bool  { return true }
+func (r *binaryResolver) hasSymbols() bool  { return r.b.HasDWARF() || len(r.b.syms.Addr) > 0 }
 func (r *binaryResolver) hasLines() bool    { return r.b.HasDWARF() }
 func (r *binaryResolver) debugPath() string { return r.b.DebugPath() }
 

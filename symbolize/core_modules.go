@@ -137,8 +137,9 @@ func (c *Core) buildModules(ctx context.Context) {
 			if h, ok := c.readELFHeaders(v); ok {
 				m.Bias = Addr(v - h.firstLoadVaddr)
 				m.BuildID = c.coreBuildID(uint64(m.Bias), h)
-				if ef, err := elfimage.NewFile(io.NewSectionReader(memReader{c, s.vaddr}, 0, int64(s.filesz))); err == nil {
-					m.elf = ef
+				mem := io.NewSectionReader(memReader{c, s.vaddr}, 0, int64(s.filesz))
+				if ef, err := elfimage.NewFile(mem); err == nil {
+					m.elf, m.mem = ef, mem
 					m.File = "[vdso]"
 				}
 			}

@@ -535,14 +535,7 @@ func TestCoreDebugFileAsBinary(t *testing.T) {
 		c, err := OpenCore(context.Background(), corePath, CoreOptions{Binaries: paths, NoDiskLookup: true})
 		require.NoError(t, err)
 		defer c.Close()
-		for i := range c.Threads {
-			a, b := c.ThreadFrames(i), ref.ThreadFrames(i)
-			require.Equal(t, len(b), len(a), "debug first %v, thread %d: frames", debugFirst, i)
-			for k := range a {
-				assert.Equal(t, b[k].PC, a[k].PC, "debug first %v, thread %d frame %d", debugFirst, i, k)
-				assert.Equal(t, b[k].Name(), a[k].Name(), "debug first %v, thread %d frame %d", debugFirst, i, k)
-			}
-		}
+		assertSameFrames(t, ref, c, fmt.Sprintf("debug first %v", debugFirst))
 		var main *CoreModule
 		for _, m := range c.Modules {
 			if m.IsMain {
