@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +41,36 @@ func TestGDBInlineFrames(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"starrocks::lake::collect_garbage_files", "starrocks::lake::vacuum_tablet", "starrocks::lake::vacuum", "<signal handler called>", "start_thread", "clone"}, physical)
+}
+
+// TestGDBFrameEcho: `frame N`, `up` and `down` after `bt` print the
+// selected frame again (GDB manual, "Selecting a Frame"); the echo is not
+// a new backtrace, wherever the user stepped to, and a second backtrace
+// that differs still is one.
+func TestGDBFrameEcho(t *testing.T) {
+	bt := `(gdb) bt
+#0  num_available_threads (this=0x7ba70000) at /src/be/src/runtime/thread_resource_mgr.h:148
+#1  release_thread_token (required=false, this=0x7ba70000) at /src/be/src/runtime/thread_resource_mgr.h:290
+#2  doris::HashJoinNode::build_side_thread (this=<optimized out>, state=<optimized out>, status=0x7f9d616e15e0) at /src/be/src/exec/hash_join_node.cpp:180
+#3  0x0000000001a794bd in thread_proxy ()
+#4  0x00007f9ed552adc5 in start_thread () from /lib64/libpthread.so.0
+#5  0x00007f9ed583521d in clone () from /lib64/libc.so.6
+`
+	for _, echo := range []string{
+		"(gdb) f 0\n#0  num_available_threads (this=0x7ba70000) at /src/be/src/runtime/thread_resource_mgr.h:148\n148\t    return _num_threads;\n",
+		"(gdb) frame 2\n#2  doris::HashJoinNode::build_side_thread (this=<optimized out>, state=<optimized out>, status=0x7f9d616e15e0) at /src/be/src/exec/hash_join_node.cpp:180\n",
+		"(gdb) up\n#1  release_thread_token (required=false, this=0x7ba70000) at /src/be/src/runtime/thread_resource_mgr.h:290\n(gdb) down\n#0  num_available_threads (this=0x7ba70000) at /src/be/src/runtime/thread_resource_mgr.h:148\n",
+	} {
+		cs := parseText(t, bt+echo)
+		require.Len(t, cs, 1, echo)
+		th := cs[0].CrashingThread()
+		require.NotNil(t, th)
+		require.Len(t, th.Frames, 6, echo)
+		assert.Equal(t, "doris::HashJoinNode::build_side_thread", th.Frames[2].Function)
+		assert.Contains(t, strings.Join(cs[0].Notes, "\n"), "printed frame #", echo)
+	}
+	// Another backtrace after the first (its #0 differs) is one.
+	other := "(gdb) bt\n#0  0x00007f9ed583521d in epoll_wait () from /lib64/libc.so.6\n#1  0x0000000001a794bd in thread_proxy ()\n"
+	cs := parseText(t, bt+other)
+	require.Len(t, cs, 2)
 }

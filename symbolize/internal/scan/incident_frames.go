@@ -138,6 +138,13 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 				return false
 			}
 			switch {
+			case in.cur != nil && len(in.cur.th.Frames) > 1 && gdbEcho(in.cur.th.Frames, f):
+				// `frame N` (`f N`), `up` and `down` after a backtrace
+				// print the selected frame again, as `bt` printed it
+				// (GDB manual, "Selecting a Frame"): not a new stack.
+				in.used(ln)
+				in.note("gdb printed frame #%d again after the backtrace (frame, up, down): kept the backtrace", f.Index)
+				return true
 			case in.cur != nil && f.Index == 0 && len(in.cur.th.Frames) > 0 && in.cur.th.ID == 0 && in.cur.th.Name == "" && (sameGDBFrame(in.cur.th.Frames[0], f) || sameGDBFunction(in.cur.th.Frames[0], f)):
 				// gdb prints the stop location (#0) when it loads the core,
 				// and the user then typed `bt`: the same thread again.
@@ -456,6 +463,21 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 }
 
 // sameGDBFrame reports whether two gdb frame lines describe the same frame.
+// gdbEcho says whether f repeats a frame of the backtrace frames, with
+// its number, address, function and location: gdb's echo of a frame the
+// user selected after `bt`.
+func gdbEcho(frames []Frame, f Frame) bool {
+	if f.Index > frames[len(frames)-1].Index {
+		return false
+	}
+	for _, fr := range frames {
+		if fr.Index == f.Index && fr.Function != "" && sameGDBFrame(fr, f) {
+			return true
+		}
+	}
+	return false
+}
+
 func sameGDBFrame(a, b Frame) bool {
 	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
 }
