@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"iter"
 	"sync"
 )
 
@@ -71,12 +70,7 @@ func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, p
 				if ctx.Done() == nil {
 					sctx = ctx
 				}
-				var seq iter.Seq2[*Result, error]
-				if name == "-" {
-					seq = p.Reader(sctx, "-", stdin)
-				} else {
-					seq = p.File(sctx, name)
-				}
+				seq := p.named(sctx, name, stdin)
 				// Delivered until the consumer leaves: once the caller's
 				// context is done the input still hands out the incident
 				// it had open, then the context's error, and ends.
@@ -109,5 +103,9 @@ func (p *Pipeline) runParallel(ctx context.Context, stdin io.Reader, jobs int, p
 			}
 			return
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// The walk stopped with nothing left to read.
+		yield(nil, err)
 	}
 }

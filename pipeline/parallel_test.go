@@ -188,3 +188,37 @@ func TestRunJobsBoundedWindow(t *testing.T) {
 	assert.Greater(t, total, 6*200, "the whole batch is read")
 	assert.Equal(t, int64(total), prog.Incidents())
 }
+
+// TestRunCancelErrorLast: whatever Jobs, a Run whose context is cancelled
+// between inputs yields the context's error once, last (review: with one
+// job the run stopped after the input being read without saying why, so a
+// caller took the cut run for a complete one; with Jobs > 1 it said it).
+func TestRunCancelErrorLast(t *testing.T) {
+	texts := corpusTexts(t)
+	dir := t.TempDir()
+	var paths []string
+	for i := range 8 {
+		p := filepath.Join(dir, fmt.Sprintf("be-%d.out", i))
+		require.NoError(t, os.WriteFile(p, texts[i], 0o644))
+		paths = append(paths, p)
+	}
+	for _, jobs := range []int{1, 3} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var got []error
+		results := 0
+		for r, err := range newPipeline(t, Options{Jobs: jobs}).Run(ctx, nil, paths...) {
+			if err != nil {
+				got = append(got, err)
+				continue
+			}
+			require.Empty(t, got, "jobs %d: a Result after the context's error", jobs)
+			require.NotNil(t, r)
+			results++
+			cancel()
+		}
+		cancel()
+		require.Len(t, got, 1, "jobs %d", jobs)
+		assert.ErrorIs(t, got[0], context.Canceled, "jobs %d", jobs)
+		assert.Less(t, results, len(paths), "jobs %d", jobs)
+	}
+}

@@ -318,32 +318,50 @@ func (p *Pipeline) Run(ctx context.Context, stdin io.Reader, paths ...string) it
 			p.runParallel(ctx, stdin, p.opts.Jobs, paths, yield)
 			return
 		}
+		// As runParallel: once ctx is done, its error ends the run, said
+		// once (the input being read may have said it already, or ended
+		// without noticing).
+		ctxErrYielded := false
+		stop := func(err error) bool {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				ctxErrYielded = true
+			}
+			return !yield(nil, err)
+		}
 		for name, err := range Files(ctx, paths...) {
-			if err != nil {
-				if !yield(nil, err) {
-					return
+			if err == nil {
+				for r, err := range p.named(ctx, name, stdin) {
+					if err != nil {
+						if stop(err) {
+							return
+						}
+					} else if !yield(r, nil) {
+						return
+					}
 				}
-				if ctx.Err() != nil {
-					return
-				}
-				continue
-			}
-			var seq iter.Seq2[*Result, error]
-			if name == "-" {
-				seq = p.Reader(ctx, "-", stdin)
-			} else {
-				seq = p.File(ctx, name)
-			}
-			for r, err := range seq {
-				if !yield(r, err) {
-					return
-				}
+			} else if stop(err) {
+				return
 			}
 			if err := ctx.Err(); err != nil {
+				if !ctxErrYielded {
+					yield(nil, err)
+				}
 				return
 			}
 		}
+		if err := ctx.Err(); err != nil && !ctxErrYielded {
+			// The walk stopped with nothing left to read.
+			yield(nil, err)
+		}
 	}
+}
+
+// named is the Results of one input Files yielded: "-" is stdin.
+func (p *Pipeline) named(ctx context.Context, name string, stdin io.Reader) iter.Seq2[*Result, error] {
+	if name == "-" {
+		return p.Reader(ctx, "-", stdin)
+	}
+	return p.File(ctx, name)
 }
 
 // File yields the Results of one file (text or core, compressed or not;
