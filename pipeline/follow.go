@@ -17,8 +17,10 @@ const DefaultFollowPoll = 200 * time.Millisecond
 // it waits for more instead of returning io.EOF; when the file shrinks
 // (a start script truncated it) or is replaced (rotated), it goes on from
 // the beginning of the new file, so line numbers count every line read
-// since the start. A file that does not exist yet is waited for. Read
-// returns io.EOF once the context is done. A truncation followed by new
+// since the start; a last line the old file left cut (the process died
+// mid-write) is ended there, not glued to the new file's first line. A
+// file that does not exist yet is waited for. Read returns io.EOF once
+// the context is done. A truncation followed by new
 // output within one poll interval is not noticed when the new file is
 // already as long as the old offset. Use it with Pipeline.Text and
 // Options.IdleFlush.
@@ -26,13 +28,16 @@ type Follower struct {
 	ctx  context.Context
 	path string
 	poll time.Duration
-	// mu guards f, off and closed: a scanner reading in a goroutine of its
+	// mu guards the fields below: a scanner reading in a goroutine of its
 	// own (Pipeline.Text with a context that can be done) may still be in
 	// Read when the caller closes the Follower.
 	mu     sync.Mutex
 	f      *os.File
 	off    int64
 	closed bool
+	// cut: the last byte read was not a newline; endCut: the file was
+	// truncated or replaced after a cut line, which Read ends next.
+	cut, endCut bool
 }
 
 // Follow returns a Follower of path; poll ≤ 0 means DefaultFollowPoll.
@@ -71,6 +76,13 @@ func (r *Follower) readOnce(p []byte) (n int, wait bool, err error) {
 		if r.closed {
 			return 0, false, io.EOF
 		}
+		if r.endCut && len(p) > 0 {
+			// The old file ended in a cut line: end it before the new
+			// file's first line.
+			r.endCut = false
+			p[0] = '\n'
+			return 1, false, nil
+		}
 		if r.f == nil {
 			f, err := os.Open(r.path)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -84,6 +96,7 @@ func (r *Follower) readOnce(p []byte) (n int, wait bool, err error) {
 		n, err := r.f.Read(p)
 		r.off += int64(n)
 		if n > 0 {
+			r.cut = p[n-1] != '\n'
 			return n, false, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -93,6 +106,7 @@ func (r *Follower) readOnce(p []byte) (n int, wait bool, err error) {
 			// Truncated, replaced or removed: the new file from its start.
 			r.f.Close()
 			r.f = nil
+			r.endCut, r.cut = r.cut, false
 			continue
 		}
 		return 0, true, nil

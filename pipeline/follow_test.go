@@ -103,3 +103,69 @@ func TestFollowerCloseWhileReading(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerEndsCutLineAtSwitch: when the file followed ended in a cut
+// line (the process died mid-write) and is then truncated or replaced,
+// the Follower ends that line before the new file's first one, which
+// would otherwise be glued to it: a crash written from the new file's
+// first line (a gdb session `#0  doris::KeyCoder::…`) was not found.
+func TestFollowerEndsCutLineAtSwitch(t *testing.T) {
+	crash, err := os.ReadFile("../testdata/corpus/doris/050-gdb-schema-change-key-coder-null.txt")
+	require.NoError(t, err)
+	for _, how := range []string{"rename", "truncate"} {
+		path := filepath.Join(t.TempDir(), "be.out")
+		require.NoError(t, os.WriteFile(path, []byte("a line\ncut mid-li"), 0o644))
+		ctx, cancel := context.WithCancel(context.Background())
+		f := Follow(ctx, path, 10*time.Millisecond)
+		p := newPipeline(t, Options{IdleFlush: 200 * time.Millisecond})
+		done := make(chan []string, 1)
+		go func() {
+			var keys []string
+			for r, err := range p.Text(ctx, path, f) {
+				if err == nil {
+					keys = append(keys, r.Signature.Key)
+				}
+			}
+			done <- keys
+		}()
+		time.Sleep(100 * time.Millisecond) // the cut line is read
+		if how == "rename" {
+			require.NoError(t, os.Rename(path, path+".1"))
+		} else {
+			require.NoError(t, os.Truncate(path, 0))
+		}
+		time.Sleep(50 * time.Millisecond)
+		fh, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		_, err = fh.Write(crash)
+		require.NoError(t, err)
+		require.NoError(t, fh.Close())
+		time.Sleep(600 * time.Millisecond) // idle: the crash is flushed
+		cancel()
+		f.Close()
+		assert.Equal(t, []string{"FAULT | doris::KeyCoder::full_encode_ascending"}, <-done, how)
+
+		// The bytes: the cut line ended once, nothing else added.
+		path = filepath.Join(t.TempDir(), "be.out")
+		require.NoError(t, os.WriteFile(path, []byte("a\ncut"), 0o644))
+		rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer rcancel()
+		f = Follow(rctx, path, 10*time.Millisecond) // io.EOF once rctx is done
+		buf := make([]byte, 64)
+		n, err := io.ReadAtLeast(f, buf, 5)
+		require.NoError(t, err)
+		require.Equal(t, "a\ncut", string(buf[:n]))
+		if how == "rename" {
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.WriteFile(path, []byte("new line\n"), 0o644))
+		} else {
+			require.NoError(t, os.Truncate(path, 0))
+			time.Sleep(50 * time.Millisecond)
+			require.NoError(t, os.WriteFile(path, []byte("new\n"), 0o644))
+		}
+		want := map[string]string{"rename": "\nnew line\n", "truncate": "\nnew\n"}[how]
+		n, err = io.ReadAtLeast(f, buf, len(want))
+		assert.Equal(t, want, string(buf[:n]), "%s: %v", how, err)
+		f.Close()
+	}
+}
