@@ -827,6 +827,10 @@ func walkDir(ctx context.Context, p string) ([]string, []error) {
 			st, err := os.Stat(path)
 			switch {
 			case err != nil:
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err // it names the link again, by its walked path
+				}
 				errs = append(errs, &SkipError{Name: named(path), Reason: SkipSymlink, Detail: "symbolic link whose target cannot be read (" + linkTarget(path) + "): " + err.Error()})
 				return nil
 			case st.IsDir():

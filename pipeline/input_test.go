@@ -256,6 +256,10 @@ func TestFilesSymlinks(t *testing.T) {
 		assert.Equal(t, filepath.Join(root, "be-1.log"), skips[0].Name)
 		assert.Equal(t, SkipSymlink, skips[0].Reason)
 		assert.Contains(t, skips[0].Detail, "target cannot be read")
+		// The link is named once: its own path is not repeated by the
+		// stat error behind the detail.
+		assert.Equal(t, 1, strings.Count(skips[0].Error(), "be-1.log"), skips[0].Error())
+		assert.ErrorIs(t, skips[0], ErrSkipped)
 		assert.Equal(t, filepath.Join(root, "pods-link"), skips[1].Name)
 		assert.Contains(t, skips[1].Detail, "link to a directory")
 	}
