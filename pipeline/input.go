@@ -501,7 +501,7 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	case "gzip":
 		g, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, inputError(name, fmt.Errorf("gzip: %w", err))
+			return nil, inputError(name, codecError("gzip", err))
 		}
 		g.Multistream(true)
 		in.Compression, zr = c, g
@@ -509,14 +509,14 @@ func newInput(name string, r io.Reader, count *atomic.Int64) (*Input, error) {
 	case "zstd":
 		d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20))
 		if err != nil {
-			return nil, inputError(name, fmt.Errorf("zstd: %w", err))
+			return nil, inputError(name, codecError("zstd", err))
 		}
 		in.Compression, zr = c, d
 		in.closers = append(in.closers, func() error { d.Close(); return nil })
 	case "xz":
 		x, err := xz.NewReader(br)
 		if err != nil {
-			return nil, inputError(name, fmt.Errorf("xz: %w", err))
+			return nil, inputError(name, codecError("xz", err))
 		}
 		in.Compression, zr = c, x
 	case "bzip2":
@@ -634,9 +634,18 @@ type errPrefix struct {
 func (e errPrefix) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	if err != nil && err != io.EOF {
-		err = fmt.Errorf("%s: %w", e.name, err)
+		err = codecError(e.name, err)
 	}
 	return n, err
+}
+
+// codecError names the decompressor in err unless err starts with its
+// name already ("gzip: invalid checksum", "bzip2 data invalid: …").
+func codecError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // archiveMagic lists formats that are recognized but not read.

@@ -424,3 +424,39 @@ func TestUTF16Reader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "\ufffd\ufffdxy\ufffd\ufffd", string(got))
 }
+
+// TestDamagedCompressionNamedOnce: a compressed input damaged in its
+// header, its middle or cut short is an *InputError that names the
+// decompressor once (review: "gzip: gzip: invalid checksum", "xz: xz:
+// invalid checksum for file header", "bzip2: bzip2 data invalid").
+func TestDamagedCompressionNamedOnce(t *testing.T) {
+	plain, err := os.ReadFile(crashFile)
+	require.NoError(t, err)
+	p := newPipeline(t, Options{})
+	for _, kind := range []string{"gzip", "zstd", "xz", "bzip2"} {
+		z := compress(t, kind, plain)
+		damaged := map[string][]byte{"cut": z[:len(z)*2/3]}
+		for _, at := range []int{4, 6, 8, 12, len(z) / 2, len(z) - 6} {
+			d := bytes.Clone(z)
+			d[at] ^= 0xff
+			d[at+1] ^= 0xff
+			damaged[fmt.Sprintf("byte %d", at)] = d
+		}
+		for how, d := range damaged {
+			var errs []error
+			for _, err := range p.Reader(context.Background(), "in", bytes.NewReader(d)) {
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}
+			for _, err := range errs {
+				if errors.Is(err, ErrSkipped) {
+					continue // a header damaged past recognition
+				}
+				var ie *InputError
+				require.ErrorAs(t, err, &ie, "%s %s", kind, how)
+				assert.Equal(t, 1, strings.Count(err.Error(), kind), "%s %s: %q", kind, how, err.Error())
+			}
+		}
+	}
+}
