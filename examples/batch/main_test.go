@@ -119,10 +119,14 @@ func TestBatchInterrupted(t *testing.T) {
 	defer cancel()
 	var out, errs bytes.Buffer
 	done := make(chan int)
+	var prog pipeline.Progress
 	go func() {
-		done <- run(ctx, pipeline.Options{NoSystemDebugDirs: true}, append([]string{logs[0], fifo}, logs...), &out, &errs)
+		done <- run(ctx, pipeline.Options{NoSystemDebugDirs: true, Progress: &prog}, append([]string{logs[0], fifo}, logs...), &out, &errs)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// The first log's crash is made (it is then yielded whatever follows);
+	// a fixed sleep was too short under -race with other packages' tests
+	// running (the table held its header alone).
+	require.Eventually(t, func() bool { return prog.Incidents() >= 1 }, 10*time.Second, 10*time.Millisecond)
 	cancel()
 	select {
 	case code := <-done:

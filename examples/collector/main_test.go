@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -145,7 +146,11 @@ func TestCollectorSIGTERM(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
-	time.Sleep(time.Second) // read, and well within the 2 s idle flush
+	// Signalled once it has read the whole file, within the 2 s idle
+	// flush (a fixed second was too short under -race with other
+	// packages' tests running: it had not read the crash yet).
+	require.Eventually(t, func() bool { return readUpTo(cmd.Process.Pid, path, int64(len(crash))) },
+		10*time.Second, 10*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	assert.NoError(t, cmd.Wait(), errs.String())
 	var res pipeline.Result
@@ -193,4 +198,28 @@ func TestCollectorWaitsAloud(t *testing.T) {
 	assert.Equal(t, 0, run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs))
 	assert.Equal(t, "collector: "+path+" does not exist yet; waiting for it\n", errs.String())
 	assert.Empty(t, out.String())
+}
+
+// readUpTo reports whether process pid holds path open at offset size or
+// past it (Linux /proc).
+func readUpTo(pid int, path string, size int64) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err != nil || target != path {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			continue
+		}
+		var pos int64
+		if _, err := fmt.Sscanf(string(info), "pos:\t%d", &pos); err == nil && pos >= size {
+			return true
+		}
+	}
+	return false
 }
