@@ -28,7 +28,9 @@
 // access); other ELF files, archives and binary junk are refused with a
 // *SkipError whose Reason says which. Errors name the input once. A FIFO
 // named as a path is read until its writer closes it, and waits for a
-// writer or input only until the context is done.
+// writer or input only until the context is done. A file that shrinks
+// while it is read (truncated under the reader) ends with an *InputError
+// after its Results, which may be incomplete.
 //
 // # Versions
 //

@@ -89,7 +89,8 @@ func (e *SkipError) Error() string { return e.Name + ": skipped: " + e.Detail }
 func (e *SkipError) Is(target error) bool { return target == ErrSkipped }
 
 // InputError reports an input that could not be read (missing file,
-// permission, damaged compressed stream, a core the reader refused).
+// permission, damaged compressed stream, a core the reader refused, a
+// file that shrank while it was read: truncated under the reader).
 // The other inputs are still processed.
 type InputError struct {
 	// Name is the input as given.
@@ -199,11 +200,21 @@ func (in *Input) Reader() io.Reader { return in.r }
 // regular says whether the Input reads a regular file on disk (maybe
 // through a decompressor): its reads never wait for input.
 func (in *Input) regular() bool {
+	_, ok := in.size()
+	return ok
+}
+
+// size returns the size of the file under in and true when it is a
+// regular file.
+func (in *Input) size() (int64, bool) {
 	if in.file == nil {
-		return false
+		return 0, false
 	}
 	st, err := in.file.Stat()
-	return err == nil && st.Mode().IsRegular()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	return st.Size(), true
 }
 
 // CorePath returns a file holding the decompressed core: the file itself,

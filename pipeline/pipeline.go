@@ -469,11 +469,27 @@ func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yie
 		yield(r, nil)
 		return
 	}
-	if size := p.chunkScanSize(in); size > 0 {
-		p.textChunks(ctx, in, size, yield)
-		return
+	// A regular file truncated or rewritten while it is read (a restart
+	// script emptying be.out) ends early without a read error: say so
+	// after what was read, unless the scan ended otherwise.
+	size0, regular := in.size()
+	finished := true
+	each := func(r *Result, err error) bool {
+		finished = finished && err == nil
+		if !yield(r, err) {
+			finished = false
+			return false
+		}
+		return true
 	}
-	p.text(ctx, in.Name, in.Reader(), idle, in.regular(), yield)
+	if size := p.chunkScanSize(in); size > 0 {
+		p.textChunks(ctx, in, size, each)
+	} else {
+		p.text(ctx, in.Name, in.Reader(), idle, regular, each)
+	}
+	if size, _ := in.size(); finished && regular && size < size0 {
+		yield(nil, inputError(in.Name, fmt.Errorf("the file shrank from %d to %d bytes while it was read (truncated or rewritten under the reader): its incidents may be incomplete", size0, size)))
+	}
 }
 
 // chunkScanSize returns the size of in when it is to be scanned in chunks
