@@ -43,6 +43,15 @@ type liveReader struct {
 	timer    *time.Timer
 	last     time.Time // when the last chunk arrived
 	armed    bool      // bytes arrived since the last idle report
+	// A line still unfinished when the input went idle is returned as
+	// the open incident's last line (a dying process's last write may
+	// end mid-line, and the writer of a live be.out may pause inside
+	// one: stdout's block buffering flushes 4 KiB at a time); the idle
+	// report follows at once (idleNext), and the rest of that line, if
+	// it ever comes, is dropped (skipRest) rather than read as a line
+	// of its own, which made a second, empty incident of it.
+	idleNext bool
+	skipRest bool
 }
 
 func startLive(r io.Reader, max int) *liveReader {
@@ -87,8 +96,21 @@ func (l *liveReader) stop() { l.stopOnce.Do(func() { close(l.quit) }) }
 // input was quiet for the idle timeout while an incident was open, and
 // errStopped when the context is done.
 func (l *liveReader) readLine(s *Scanner) ([]byte, bool, error) {
+	if l.idleNext {
+		l.idleNext = false
+		return nil, false, errIdle
+	}
 	for {
 		data := l.pend[l.off:]
+		if l.skipRest {
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				l.off += i + 1
+				l.skipRest = false
+				continue
+			}
+			l.off = len(l.pend)
+			data = nil
+		}
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			l.off += i + 1
 			if l.cutting {
@@ -121,6 +143,13 @@ func (l *liveReader) readLine(s *Scanner) ([]byte, bool, error) {
 			l.off = 0
 		}
 		c, err := l.wait(s)
+		if err == errIdle && len(data) > 0 && !l.cutting {
+			// data was taken before pend moved to its start.
+			line := l.pend[l.off:]
+			l.off = len(l.pend)
+			l.idleNext, l.skipRest = true, true
+			return line, false, nil
+		}
 		if err != nil {
 			return nil, false, err
 		}

@@ -35,7 +35,10 @@ type ScanOptions struct {
 	// log (tail -f) must not wait for the next line to learn about the
 	// crash. Zero (the default) turns it off, which is right for files and
 	// pipes that end. Callers that follow a live log should set
-	// DefaultFollowIdleTimeout (2 s). With a positive IdleTimeout, or a
+	// DefaultFollowIdleTimeout (2 s). A line still unfinished when the
+	// input goes quiet is the incident's last line as written so far, and
+	// the rest of it, if it comes later, is skipped (not a line of its
+	// own). With a positive IdleTimeout, or a
 	// context that can be done over a reader that may block (see
 	// NonBlocking), the Scanner reads in a goroutine of its own; see
 	// Scanner.Close.

@@ -213,3 +213,45 @@ func assertNoGoroutineLeak(t *testing.T, before int) {
 	}
 	t.Errorf("%d goroutines, %d before: the reading goroutine leaked", runtime.NumGoroutine(), before)
 }
+
+// A crash whose last line stops mid-line when the input goes quiet (the
+// writer's block buffering, or a process that died inside a write): the
+// incident comes out after the idle timeout with that line as written so
+// far, and the rest of the line, when it arrives, is not taken for a line
+// of its own (it made a second, empty incident). Line numbers go on as
+// in the file.
+func TestScanIdleTimeoutMidLine(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	sc := NewScanner(pr, ScanOptions{Source: "be.out", IdleTimeout: idle})
+	cut := len(liveCrash) - len("_thread()\n")
+	go func() {
+		io.WriteString(pw, "I0303 10:15:02.118230 90211 daemon.cpp:312] ordinary line\n")
+		io.WriteString(pw, liveCrash[:cut])
+	}()
+	ok, _ := nextWithin(t, sc, context.Background(), idle+2*time.Second)
+	require.True(t, ok, "err %v", sc.Err())
+	c := sc.Crash()
+	assert.Equal(t, "SIGSEGV", c.Signal)
+	assert.Equal(t, 2, c.StartLine)
+	assert.Equal(t, 9, c.EndLine)
+	th := c.CrashingThread()
+	require.NotNil(t, th)
+	require.Len(t, th.Frames, 5)
+	assert.Equal(t, "starrocks::ColumnReader::read_page()", th.Frames[3].Function)
+
+	go func() {
+		io.WriteString(pw, liveCrash[cut:])
+		io.WriteString(pw, "I0303 10:15:03.000000 90211 daemon.cpp:312] ordinary line\n")
+		io.WriteString(pw, liveCrash)
+		pw.Close()
+	}()
+	ok, _ = nextWithin(t, sc, context.Background(), 5*time.Second)
+	require.True(t, ok)
+	assert.Equal(t, 11, sc.Crash().StartLine, "the rest of line 9 is line 9, then line 10, then the crash")
+	assert.NotEmpty(t, sc.Crash().Signal)
+	ok, _ = nextWithin(t, sc, context.Background(), 5*time.Second)
+	assert.False(t, ok, "no incident made of the rest of the cut line")
+	assert.NoError(t, sc.Err())
+}
