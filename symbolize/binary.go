@@ -171,6 +171,12 @@ func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary,
 	b.buildID = img.BuildID()
 	b.loadBase = img.LoadBase()
 	b.debug = img
+	if b.typ == elf.ET_REL {
+		// A compiler's object file: nothing runs at its addresses, and
+		// its DWARF (offsets into .debug_str, .debug_line, …) is only
+		// right after the relocations the linker applies, which are not.
+		b.warns = append(b.warns, fmt.Errorf("symbolize: %s is a relocatable object (ET_REL), not a linked binary: its addresses are section offsets and its DWARF is not relocated, so lines and inline frames are missing; symbolize the executable or shared object it was linked into", displayName(path)))
+	}
 	if !img.HasDWARF() {
 		dbg, dpath, tried := elfimage.LocateDebugFile(path, img, imageOptions(opts))
 		if dbg != nil {
@@ -223,6 +229,14 @@ func newBinary(path string, img *elfimage.Image, opts BinaryOptions) (b *Binary,
 		}
 	}
 	return b, nil
+}
+
+// displayName is path, or a word for a Binary read from a reader.
+func displayName(path string) string {
+	if path == "" {
+		return "the image"
+	}
+	return path
 }
 
 // Path returns the path the Binary was opened from ("" for NewBinary).

@@ -471,3 +471,34 @@ func TestDamagedLineTable(t *testing.T) {
 	assert.Equal(t, "main", locs[len(locs)-1].Function)
 	assert.Empty(t, locs[len(locs)-1].File)
 }
+
+// TestOpenRelocatableObjectWarns: an object file (ET_REL) opens, since its
+// symbols still name its functions, but with a warning that says why lines
+// are missing (its DWARF is not relocated) and what to give instead;
+// llvm-symbolizer and addr2line relocate it and print rel.c:1.
+func TestOpenRelocatableObjectWarns(t *testing.T) {
+	b, err := OpenBinary(filepath.Join("testdata", "relobj", "rel.o"), BinaryOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, elf.ET_REL, b.Type())
+	var msgs []string
+	for _, w := range b.Warnings() {
+		msgs = append(msgs, w.Error())
+	}
+	require.Len(t, msgs, 1)
+	assert.Contains(t, msgs[0], "rel.o is a relocatable object (ET_REL), not a linked binary")
+	assert.Contains(t, msgs[0], "symbolize the executable or shared object it was linked into")
+	locs, err := b.Lookup(0, LookupOptions{Exact: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, locs)
+	assert.Equal(t, "f", locs[len(locs)-1].Symbol)
+
+	// A linked binary gets no such warning.
+	p := testutil.Gunzip(t, filepath.Join("testdata", "ifunc", "ifunc.gz"), filepath.Join(t.TempDir(), "ifunc"))
+	lb, err := OpenBinary(p, BinaryOptions{})
+	require.NoError(t, err)
+	defer lb.Close()
+	for _, w := range lb.Warnings() {
+		assert.NotContains(t, w.Error(), "relocatable")
+	}
+}
