@@ -703,7 +703,7 @@ func sniff(head []byte) (ContentKind, SkipReason, string) {
 		if typ == 4 { // ET_CORE
 			return ContentCore, "", ""
 		}
-		return "", SkipELF, "an ELF file that is not a core (an executable or library: give it with --binary)"
+		return "", SkipELF, "an ELF file that is not a core (an executable or library: pass it as a binary to symbolize with)"
 	}
 	for _, a := range archiveMagic {
 		if bytes.HasPrefix(head, []byte(a.magic)) {

@@ -103,6 +103,12 @@ func TestNewInputSkips(t *testing.T) {
 		require.ErrorAs(t, err, &se, c.name)
 		assert.Equal(t, c.reason, se.Reason, c.name)
 		assert.Equal(t, 1, strings.Count(err.Error(), name), "the name once: %q", err.Error())
+		// A library message names no program's flag (it said "give it
+		// with --binary", a flag of the CLI alone).
+		assert.NotContains(t, se.Detail, "--", c.name)
+		if c.reason == SkipELF {
+			assert.Equal(t, "an ELF file that is not a core (an executable or library: pass it as a binary to symbolize with)", se.Detail)
+		}
 	}
 	in, err := NewInput("core", bytes.NewReader(elf(4)))
 	require.NoError(t, err)
