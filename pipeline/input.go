@@ -218,7 +218,8 @@ func (in *Input) size() (int64, bool) {
 }
 
 // CorePath returns a file holding the decompressed core: the file itself,
-// or a temporary copy of a compressed one (removed by Close). It returns
+// or a temporary copy of a compressed one (removed by Close; sparse: whole
+// 64 KiB blocks of zeros are left as holes, as in the core). It returns
 // "" for text inputs and for a core read from a stream that was not yet
 // copied; ctx bounds the copy.
 func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
@@ -250,7 +251,7 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 		in.src.r = ar
 		defer ar.stop()
 	}
-	n, err := io.Copy(tmp, io.LimitReader(ctxReader{ctx, in.r}, limit+1))
+	n, err := copySparse(tmp, io.LimitReader(ctxReader{ctx, in.r}, limit+1))
 	if err == nil && n > limit {
 		err = fmt.Errorf("%w: more than %d bytes", ErrCoreTooLarge, limit)
 	}
@@ -263,6 +264,42 @@ func (in *Input) CorePath(ctx context.Context, tempDir string) (string, error) {
 		return "", fmt.Errorf("decompressing core: %w", err)
 	}
 	return in.tmp, nil
+}
+
+// sparseBlock is the unit copySparse leaves as a hole when it is all zero
+// bytes.
+const sparseBlock = 64 << 10
+
+// copySparse copies src to the start of dst, an empty file, as io.Copy
+// does, but seeks over each whole block of zero bytes instead of writing
+// it, so that the holes of a core (most of a backend's tens of GB) stay
+// holes in the copy; the size is set at the end, for a copy that ends in
+// zeros.
+func copySparse(dst *os.File, src io.Reader) (int64, error) {
+	buf := make([]byte, sparseBlock)
+	zero := make([]byte, sparseBlock)
+	var n int64
+	for {
+		k, err := io.ReadFull(src, buf)
+		if k > 0 {
+			var werr error
+			if bytes.Equal(buf[:k], zero[:k]) {
+				_, werr = dst.Seek(int64(k), io.SeekCurrent)
+			} else {
+				_, werr = dst.Write(buf[:k])
+			}
+			if werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return n, dst.Truncate(n)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // Close releases the input: decompressors, the file, a temporary core copy.
