@@ -8,11 +8,26 @@
 // With --follow=false it reads the file once, as classify does (a rotated
 // be.out.1.gz, a core), and exits.
 //
-//	go run ./examples/collector [--follow=false] [--assume-version 3.3.9] /opt/starrocks/be/log/be.out
+// With --state FILE it survives restarts: after each crash it reports (and
+// at its start) it records in FILE the followed file's identity (device
+// and inode) and the offset after the crash's last line, written to a
+// temporary file renamed over FILE, so that a collector killed at any
+// moment leaves the old state or the new one, never half of one. Started
+// again, it resumes at that offset when be.out is still the same file, and
+// reads it from its start when it is another (rotated: a new log): each
+// crash is reported once across restarts; one that was read but not yet
+// reported when the collector was killed is reported by the next run. A
+// restarted collector does not see a startup banner before the offset, so
+// a crash that prints no version gets --assume-version's. --from-end
+// starts at the end of be.out when there is no state (the crashes already
+// in it are not reported).
+//
+//	go run ./examples/collector [--follow=false] [--state FILE] [--from-end] [--assume-version 3.3.9] /opt/starrocks/be/log/be.out
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +35,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -27,21 +43,33 @@ import (
 	"github.com/crashsig/crashsig/symbolize"
 )
 
+// config is what the flags say.
+type config struct {
+	follow  bool
+	state   string // --state: the state file, or ""
+	fromEnd bool
+	opts    pipeline.Options
+}
+
 func main() {
-	follow := flag.Bool("follow", true, "keep reading as the file grows")
-	version := flag.String("assume-version", "", "version of the crashes that do not print one")
+	var c config
+	flag.BoolVar(&c.follow, "follow", true, "keep reading as the file grows")
+	flag.StringVar(&c.state, "state", "", "record the offset reached in `FILE` and resume from it when started again")
+	flag.BoolVar(&c.fromEnd, "from-end", false, "start at the end of the file when there is no state")
+	flag.StringVar(&c.opts.AssumeVersion, "assume-version", "", "version of the crashes that do not print one")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: collector [--follow=false] [--assume-version V] be.out")
+	if flag.NArg() != 1 || (!c.follow && (c.state != "" || c.fromEnd)) {
+		fmt.Fprintln(os.Stderr, "usage: collector [--follow=false | [--state FILE] [--from-end]] [--assume-version V] be.out")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, flag.Arg(0), *follow, pipeline.Options{AssumeVersion: *version}, os.Stdout, os.Stderr))
+	os.Exit(run(ctx, flag.Arg(0), c, os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, path string, follow bool, opts pipeline.Options, stdout, stderr io.Writer) int {
-	if follow {
+func run(ctx context.Context, path string, c config, stdout, stderr io.Writer) int {
+	opts := c.opts
+	if c.follow {
 		opts.IdleFlush = symbolize.DefaultFollowIdleTimeout
 	}
 	p, err := pipeline.New(ctx, opts)
@@ -53,12 +81,26 @@ func run(ctx context.Context, path string, follow bool, opts pipeline.Options, s
 	// Once, the file is read as classify reads it (compressed, a core;
 	// binary junk refused); followed, it is a live text stream.
 	results := p.File(ctx, path)
-	if follow {
+	var r *pipeline.Follower
+	if c.follow {
+		var saved *state
+		if c.state != "" {
+			if saved, err = loadState(c.state); err != nil {
+				fmt.Fprintln(stderr, "collector:", err)
+				return 1
+			}
+		}
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "collector: %s does not exist yet; waiting for it\n", path)
 		}
-		r := pipeline.Follow(ctx, path, 100*time.Millisecond) // io.EOF once ctx is done
+		r = pipeline.FollowFrom(ctx, path, 100*time.Millisecond, func(fi os.FileInfo) int64 {
+			return startAt(fi, saved, c, stderr)
+		}) // io.EOF once ctx is done
 		defer r.Close()
+		if err := saveState(c.state, r, 0); err != nil { // where it starts
+			fmt.Fprintln(stderr, "collector:", err)
+			return 1
+		}
 		results = p.Text(ctx, path, r)
 	}
 	enc := pipeline.NewEncoder(stdout) // the bytes classify --json prints
@@ -66,10 +108,93 @@ func run(ctx context.Context, path string, follow bool, opts pipeline.Options, s
 		if err == nil {
 			err = enc.Encode(res)
 		}
+		if err == nil && r != nil {
+			err = saveState(c.state, r, res.EndLine)
+		}
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprintln(stderr, "collector:", err)
 			return 1
 		}
 	}
 	return 0
+}
+
+// state is what --state records: the followed file and the offset after
+// the last crash reported.
+type state struct {
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Offset int64  `json:"offset"`
+}
+
+// startAt is the offset to start reading fi, the followed file, at.
+func startAt(fi os.FileInfo, saved *state, c config, stderr io.Writer) int64 {
+	if saved != nil {
+		if dev, ino, ok := fileID(fi); ok && dev == saved.Dev && ino == saved.Ino {
+			fmt.Fprintf(stderr, "collector: resuming at byte %d (%s)\n", saved.Offset, c.state)
+			return saved.Offset
+		}
+		fmt.Fprintf(stderr, "collector: %s is of another file (rotated): reading from the start\n", c.state)
+		return 0
+	}
+	if c.fromEnd {
+		return fi.Size()
+	}
+	return 0
+}
+
+// loadState reads the state file; nil when there is none.
+func loadState(name string) (*state, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s state
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("state %s: %w", name, err)
+	}
+	return &s, nil
+}
+
+// saveState records in name (when not "") where the text after line of
+// r ends: written to a temporary file in the same directory, synced and
+// renamed over name. A line r has no position for (in a file rotated
+// away) leaves the state as it was.
+func saveState(name string, r *pipeline.Follower, line int) error {
+	if name == "" {
+		return nil
+	}
+	fi, off, ok := r.Position(line)
+	if !ok {
+		return nil
+	}
+	dev, ino, ok := fileID(fi)
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(state{Dev: dev, Ino: ino, Offset: off})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }

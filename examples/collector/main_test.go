@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, pw, io.Discard)
+		done <- run(ctx, path, config{follow: true, opts: pipeline.Options{NoSystemDebugDirs: true}}, pw, io.Discard)
 		pw.Close()
 	}()
 	time.Sleep(time.Second) // the collector is running and following
@@ -102,7 +103,7 @@ func TestCollectorReportsWithinThreeSeconds(t *testing.T) {
 func TestCollectorOnce(t *testing.T) {
 	const file = "../../testdata/formats/f3-doris-check-then-f1.txt"
 	var out bytes.Buffer
-	code := run(context.Background(), file, false, pipeline.Options{NoSystemDebugDirs: true}, &out, io.Discard)
+	code := run(context.Background(), file, config{follow: false, opts: pipeline.Options{NoSystemDebugDirs: true}}, &out, io.Discard)
 	require.Equal(t, 0, code)
 	var res pipeline.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
@@ -121,14 +122,44 @@ func TestCollectorOnce(t *testing.T) {
 	assert.Equal(t, want, out.String())
 }
 
-// TestMain runs main itself when COLLECTOR_TEST_ARG is set (the followed
-// file), so that a test can send the process a signal.
+// TestMain runs main itself when COLLECTOR_TEST_ARGS is set (its
+// arguments, one a line), so that a test can send the process a signal.
 func TestMain(m *testing.M) {
-	if arg, ok := os.LookupEnv("COLLECTOR_TEST_ARG"); ok {
-		os.Args = []string{"collector", arg}
+	if args, ok := os.LookupEnv("COLLECTOR_TEST_ARGS"); ok {
+		os.Args = append([]string{"collector"}, strings.Split(args, "\n")...)
 		main()
 	}
 	os.Exit(m.Run())
+}
+
+// collector starts the collector as a process of its own with args.
+func collector(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "COLLECTOR_TEST_ARGS="+strings.Join(args, "\n"))
+	out, errs := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out, errs
+}
+
+// syncBuffer is a bytes.Buffer a test reads while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestCollectorSIGTERM: a collector stopped by SIGTERM (systemd, docker
@@ -140,12 +171,7 @@ func TestCollectorSIGTERM(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "be.out")
 	require.NoError(t, os.WriteFile(path, crash, 0o644)) // the last line is a frame: only the idle flush or the end emits it
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "COLLECTOR_TEST_ARG="+path)
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+	cmd, out, errs := collector(t, path)
 	// Signalled once it has read the whole file, within the 2 s idle
 	// flush (a fixed second was too short under -race with other
 	// packages' tests running: it had not read the crash yet).
@@ -154,7 +180,7 @@ func TestCollectorSIGTERM(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	assert.NoError(t, cmd.Wait(), errs.String())
 	var res pipeline.Result
-	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &res), "stdout: %q", out.String())
 	assert.Equal(t, "SIGABRT", res.Signal)
 }
 
@@ -173,7 +199,7 @@ func TestCollectorOnceCompressed(t *testing.T) {
 	rotated := filepath.Join(dir, "be.out.1.gz")
 	require.NoError(t, os.WriteFile(rotated, gz.Bytes(), 0o644))
 	var out, errs bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), rotated, false, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs), errs.String())
+	require.Equal(t, 0, run(context.Background(), rotated, config{follow: false, opts: pipeline.Options{NoSystemDebugDirs: true}}, &out, &errs), errs.String())
 	var res pipeline.Result
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
 	assert.Equal(t, "SIGABRT", res.Signal)
@@ -182,7 +208,7 @@ func TestCollectorOnceCompressed(t *testing.T) {
 	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte{0, 0xff, 0x13, 0x80}, 4096), 0o644))
 	out.Reset()
 	errs.Reset()
-	assert.Equal(t, 1, run(context.Background(), junk, false, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs))
+	assert.Equal(t, 1, run(context.Background(), junk, config{follow: false, opts: pipeline.Options{NoSystemDebugDirs: true}}, &out, &errs))
 	assert.Empty(t, out.String())
 	assert.Contains(t, errs.String(), "skipped")
 }
@@ -195,7 +221,7 @@ func TestCollectorWaitsAloud(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var out, errs bytes.Buffer
-	assert.Equal(t, 0, run(ctx, path, true, pipeline.Options{NoSystemDebugDirs: true}, &out, &errs))
+	assert.Equal(t, 0, run(ctx, path, config{follow: true, opts: pipeline.Options{NoSystemDebugDirs: true}}, &out, &errs))
 	assert.Equal(t, "collector: "+path+" does not exist yet; waiting for it\n", errs.String())
 	assert.Empty(t, out.String())
 }
@@ -222,4 +248,186 @@ func readUpTo(pid int, path string, size int64) bool {
 		}
 	}
 	return false
+}
+
+const filler = "I0303 10:15:02.118230 1 a.cpp:1] started\n"
+
+// crashes reads testdata/formats files and their signature keys.
+func crashes(t *testing.T, names ...string) ([][]byte, []string) {
+	t.Helper()
+	p, err := pipeline.New(context.Background(), pipeline.Options{NoSystemDebugDirs: true})
+	require.NoError(t, err)
+	defer p.Close()
+	var texts [][]byte
+	var keys []string
+	for _, name := range names {
+		b, err := os.ReadFile("../../testdata/formats/" + name + ".txt")
+		require.NoError(t, err)
+		texts = append(texts, b)
+		for r, err := range p.Reader(context.Background(), name, bytes.NewReader(b)) {
+			require.NoError(t, err)
+			keys = append(keys, r.Signature.Key)
+		}
+	}
+	require.Len(t, keys, len(names), "one incident a file")
+	return texts, keys
+}
+
+// keysOf returns the signature keys of the JSON lines in out.
+func keysOf(t *testing.T, out string) []string {
+	t.Helper()
+	var keys []string
+	for l := range strings.Lines(out) {
+		var res pipeline.Result
+		require.NoError(t, json.Unmarshal([]byte(l), &res), l)
+		keys = append(keys, res.Signature.Key)
+	}
+	return keys
+}
+
+// waitKeys waits until out holds len(want) results and checks they are want.
+func waitKeys(t *testing.T, out *syncBuffer, want ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") >= len(want) },
+		15*time.Second, 20*time.Millisecond, "waiting for %d results; have %q", len(want), out.String())
+	require.Equal(t, want, keysOf(t, out.String()))
+}
+
+func appendFile(t *testing.T, path string, b ...[]byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	for _, b := range b {
+		_, err = f.Write(b)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+}
+
+func readState(t *testing.T, name string) state {
+	t.Helper()
+	s, err := loadState(name)
+	require.NoError(t, err)
+	require.NotNil(t, s)
+	return *s
+}
+
+// TestCollectorRestart: a collector with --state restarted mid-stream
+// (stopped by SIGTERM, then killed by SIGKILL once it has reported a
+// crash) reports every crash once: those written while it was down by
+// the next run, none again. Before, a restarted collector started at
+// byte 0 and reported every old crash again.
+func TestCollectorRestart(t *testing.T) {
+	c, keys := crashes(t, "f3-doris-check-then-f1", "f9-kernel-segfault", "f2-glog04-preamble", "f4-terminate-bad-alloc", "f6-ubsan")
+	dir := t.TempDir()
+	path, st := filepath.Join(dir, "be.out"), filepath.Join(dir, "collector.state")
+	appendFile(t, path, []byte(filler), c[0])
+
+	cmd, out, errs := collector(t, "--state", st, path)
+	waitKeys(t, out, keys[0])
+	appendFile(t, path, []byte(filler), c[1])
+	waitKeys(t, out, keys[0], keys[1])
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), errs.String())
+	assert.Equal(t, keys[:2], keysOf(t, out.String()), "nothing more at the stop")
+
+	appendFile(t, path, []byte(filler), c[2]) // while no collector runs
+	cmd, out, errs = collector(t, "--state", st, path)
+	waitKeys(t, out, keys[2])
+	assert.Contains(t, errs.String(), "collector: resuming at byte ")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	appendFile(t, path, []byte(filler), c[3])
+	waitKeys(t, out, keys[2], keys[3])
+	// Killed once the state after the fourth crash is written (a kill
+	// between its report and the write would report it again).
+	require.Eventually(t, func() bool { return readState(t, st).Offset > fi.Size() }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, cmd.Process.Kill())
+	cmd.Wait()
+
+	appendFile(t, path, []byte(filler), c[4])
+	cmd, out, errs = collector(t, "--state", st, path)
+	waitKeys(t, out, keys[4])
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), errs.String())
+	assert.Equal(t, keys[4:], keysOf(t, out.String()))
+}
+
+// runFor runs the collector in this process until it has reported n
+// crashes and then 300 ms more, or for 5 s at most; started is called
+// once run is started, with the state file name.
+func runFor(t *testing.T, path string, c config, n int, started func()) (keys []string, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.follow, c.opts.NoSystemDebugDirs = true, true
+	out, errs := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int)
+	go func() { done <- run(ctx, path, c, out, errs) }()
+	if started != nil {
+		started()
+	}
+	assert.Eventually(t, func() bool { return strings.Count(out.String(), "\n") >= n }, 5*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	assert.Equal(t, 0, <-done, errs.String())
+	return keysOf(t, out.String()), errs.String()
+}
+
+// TestCollectorStateOtherFile: a state recorded for another file (be.out
+// rotated since: another inode) is ignored and the file is read from its
+// start; the state of the same file resumes at its offset, at the next
+// line when the offset is inside one.
+func TestCollectorStateOtherFile(t *testing.T) {
+	c, keys := crashes(t, "f3-doris-check-then-f1", "f9-kernel-segfault")
+	dir := t.TempDir()
+	path, st := filepath.Join(dir, "be.out"), filepath.Join(dir, "collector.state")
+	appendFile(t, path, c[0], []byte(filler), c[1])
+	old, err := os.Stat(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(path, path+".1"))
+	appendFile(t, path, c[0], []byte(filler), c[1])
+	cur, err := os.Stat(path)
+	require.NoError(t, err)
+	inFiller := int64(len(c[0]) + 5)
+
+	for _, id := range []os.FileInfo{old, cur} {
+		dev, ino, ok := fileID(id)
+		require.True(t, ok)
+		b, err := json.Marshal(state{Dev: dev, Ino: ino, Offset: inFiller})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(st, b, 0o644))
+		got, errs := runFor(t, path, config{state: st}, 1, nil)
+		if id == old {
+			assert.Equal(t, keys, got, "another file: from its start")
+			assert.Contains(t, errs, "is of another file (rotated): reading from the start")
+		} else {
+			assert.Equal(t, keys[1:], got, "the same file: from the line after the offset")
+			assert.Contains(t, errs, fmt.Sprintf("resuming at byte %d", inFiller))
+		}
+		s := readState(t, st)
+		dev, ino, _ = fileID(cur)
+		assert.Equal(t, state{Dev: dev, Ino: ino, Offset: int64(len(c[0]) + len(filler) + bytes.IndexByte(c[1], '\n') + 1)}, s,
+			"the state is the current file's, after the last crash")
+	}
+}
+
+// TestCollectorFromEnd: --from-end without a state starts at the end of
+// be.out: the crash already in it is not reported, one written after the
+// start is; the state records the start at once, so that a restart before
+// any crash does not skip what was written in between.
+func TestCollectorFromEnd(t *testing.T) {
+	c, keys := crashes(t, "f3-doris-check-then-f1", "f9-kernel-segfault")
+	dir := t.TempDir()
+	path, st := filepath.Join(dir, "be.out"), filepath.Join(dir, "collector.state")
+	appendFile(t, path, c[0])
+	got, _ := runFor(t, path, config{state: st, fromEnd: true}, 1, func() {
+		require.Eventually(t, func() bool {
+			s, err := loadState(st)
+			return err == nil && s != nil
+		}, 5*time.Second, 10*time.Millisecond)
+		assert.Equal(t, int64(len(c[0])), readState(t, st).Offset)
+		appendFile(t, path, []byte(filler), c[1])
+	})
+	assert.Equal(t, keys[1:], got)
 }
