@@ -64,8 +64,8 @@ func Follow(ctx context.Context, path string, poll time.Duration) *Follower {
 }
 
 // FollowFrom is Follow starting elsewhere in the file: it looks at path
-// at once and calls start with the file found there and returns the
-// byte offset to start at, typically one Position returned in an earlier
+// at once and calls start with the file found there, which returns the
+// byte offset to start at: typically one Position returned in an earlier
 // run when fi is the same file (os.SameFile, or its device and inode),
 // else 0; fi.Size() starts at the end. An offset inside a line starts at
 // the next line (a line still being written: once it ends), as do the
@@ -206,8 +206,8 @@ func (r *Follower) open() error {
 	return nil
 }
 
-// Position returns where the text after line ends: the file line is in
-// and the offset just past it, for FollowFrom to resume at. Lines are
+// Position returns where line ends: the file it is in and the offset
+// just past it, for FollowFrom to resume at. Lines are
 // numbered as Pipeline.Text numbers them for this Follower, from 1 at
 // its start: give a Result's EndLine, once the Result is reported, and a
 // run resumed there gives every later incident and none before. A line
