@@ -16,7 +16,9 @@
 // again, it resumes at that offset when be.out is still the same file, and
 // reads it from its start when it is another (rotated: a new log): each
 // crash is reported once across restarts; one that was read but not yet
-// reported when the collector was killed is reported by the next run. A
+// reported when the collector was killed is reported by the next run; a
+// FILE that is not a state (cut by a full disk) is ignored with a warning,
+// so a supervised collector still starts (reporting again, not missing). A
 // restarted collector does not see a startup banner before the offset, so
 // a crash that prints no version gets --assume-version's. --from-end
 // starts at the end of be.out when there is no state (the crashes already
@@ -85,7 +87,15 @@ func run(ctx context.Context, path string, c config, stdout, stderr io.Writer) i
 	if c.follow {
 		var saved *state
 		if c.state != "" {
-			if saved, err = loadState(c.state); err != nil {
+			saved, err = loadState(c.state)
+			switch {
+			case errors.Is(err, errBadState):
+				// A damaged state (a disk that filled up under another
+				// writer) must not keep a supervised collector from
+				// starting: read as without one, reporting again
+				// rather than missing a crash.
+				fmt.Fprintf(stderr, "collector: %v; ignoring it (crashes already reported may be reported again)\n", err)
+			case err != nil:
 				fmt.Fprintln(stderr, "collector:", err)
 				return 1
 			}
@@ -143,7 +153,11 @@ func startAt(fi os.FileInfo, saved *state, c config, stderr io.Writer) int64 {
 	return 0
 }
 
-// loadState reads the state file; nil when there is none.
+// errBadState marks a state file that is not the JSON saveState writes.
+var errBadState = errors.New("not a collector state")
+
+// loadState reads the state file; nil when there is none. A file that is
+// not JSON of a state gives an error matching errBadState.
 func loadState(name string) (*state, error) {
 	b, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -154,7 +168,7 @@ func loadState(name string) (*state, error) {
 	}
 	var s state
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("state %s: %w", name, err)
+		return nil, fmt.Errorf("state %s: %w: %w", name, errBadState, err)
 	}
 	return &s, nil
 }

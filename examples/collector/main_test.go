@@ -410,6 +410,17 @@ func TestCollectorStateOtherFile(t *testing.T) {
 		assert.Equal(t, state{Dev: dev, Ino: ino, Offset: int64(len(c[0]) + len(filler) + bytes.IndexByte(c[1], '\n') + 1)}, s,
 			"the state is the current file's, after the last crash")
 	}
+
+	// A damaged state (cut by a full disk) does not stop the collector: it
+	// says so, reads as without a state and writes a good one.
+	require.NoError(t, os.WriteFile(st, []byte(`{"dev":12,"ino`), 0o644))
+	got, errs := runFor(t, path, config{state: st}, 2, nil)
+	assert.Equal(t, keys, got)
+	assert.Contains(t, errs, "not a collector state")
+	assert.Contains(t, errs, "ignoring it (crashes already reported may be reported again)")
+	dev, ino, _ := fileID(cur)
+	assert.Equal(t, dev, readState(t, st).Dev)
+	assert.Equal(t, ino, readState(t, st).Ino)
 }
 
 // TestCollectorFromEnd: --from-end without a state starts at the end of
