@@ -33,7 +33,7 @@ var (
 	// after a dump it is that dump's crash reported by the start script (an
 	// event of the incident, by design), so it cannot stay an incident of
 	// its own either.
-	continuesPrevious = append([]string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line"}, shellOnly...)
+	continuesPrevious = append([]string{"without a dump header (fragment)", "gdb backtrace starts at frame #", "sanitizer report fragment", "sanitizer report without its crash stack and without a SUMMARY line", "sanitizer stack without the report's ERROR and access lines"}, shellOnly...)
 	// shellOnly: the reasons of a text that is only a shell's or
 	// supervisord's report of the death.
 	shellOnly = []string{"only the shell's report of the crash", "only supervisord's report of the crash"}
