@@ -28,6 +28,9 @@ func (in *incident) finish(p *parser) *Crash {
 			i--
 		}
 	}
+	if in.prefixedGap > 0 && in.prefixedGap <= c.EndLine && !in.sawPrefix {
+		in.used(lineInfo{no: in.prefixedGap, prefixed: true})
+	}
 	in.sanitizerRun(p) // format_sanitizer.go: headerless sanitizer frames
 	in.chooseThreads(p)
 	in.decideProduct(p)

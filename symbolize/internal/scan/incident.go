@@ -58,37 +58,42 @@ type incident struct {
 	lines                       int
 	versionOnly                 bool // opened by a build line alone: weak until confirmed
 	interleaved                 int
-	sigLine                     int   // line of the signal line
-	sawPrefix, sawRuntimeLogger bool  // notes made once per incident
-	pcFrame                     Frame // the glog `PC: @` line as a frame (the faulting frame)
-	notes                       []string
-	split                       *split // where a dump header followed an abort cause
-	assertLine                  bool   // a C assert() message was seen
-	lastKind                    lineKind
-	lastLine                    lineKind   // kind of the last line taken that was not blank
-	boostAborted                *split     // an `Aborted at` line right after F1 header lines (format_boost.go)
-	twinAborted                 bool       // two `Aborted at` lines in a row: two dumps interleaved (format_glog.go glogPCNext)
-	cutBy                       string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
-	fatalAt                     glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
-	fatalTID                    string     // its thread field, as printed
-	twinTID                     string     // a second failing thread's, read after the first's stack (twinFatal)
-	framePrefixed               bool       // the last frame line carried a paste prefix
-	abort                       *abortMark // where the dump after an abort cause began
-	gdbOrphan                   int        // line of a gdb argument-list continuation without its frame
-	gdbPartial                  int        // line of a gdb frame number whose frame line is not whole
-	fragment                    int        // index of the first frame when opened by a headerless fragment (fragment.go)
-	sanSummary                  Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
-	sanFrag                     int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
-	sanNoStack                  bool       // the sanitizer runtime died in its own mmap before printing any stack (F6.mmap_die)
-	glogNoHeader                bool       // glog `@` frames opened the stack without the dump's header lines (checkDamage)
-	complete                    bool       // the process printed its last line for this incident: the parser closes it at once
-	sanAccessCut                *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
-	shellOnly                   bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
-	shell                       *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
-	sanLog                      int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
-	sanLogAt                    int        // line of the first of them (> 0 once any foreign line was seen)
-	sanDump                     bool       // a signal dump ended a sanitizer report before its stack (format_sanitizer.go sanitizerDeath)
-	boostBare                   int        // line of a boost frame number alone (`4#`), whose text is on the next line (format_boost.go)
+	sigLine                     int  // line of the signal line
+	sawPrefix, sawRuntimeLogger bool // notes made once per incident
+	// prefixedGap is the first line taken as a foreign line of the
+	// incident (its gap) after the learned paste prefix was removed from
+	// it: when the incident's span ends up holding it, the removal shaped
+	// how that line was read, and the note says so (finish).
+	prefixedGap   int
+	pcFrame       Frame // the glog `PC: @` line as a frame (the faulting frame)
+	notes         []string
+	split         *split // where a dump header followed an abort cause
+	assertLine    bool   // a C assert() message was seen
+	lastKind      lineKind
+	lastLine      lineKind   // kind of the last line taken that was not blank
+	boostAborted  *split     // an `Aborted at` line right after F1 header lines (format_boost.go)
+	twinAborted   bool       // two `Aborted at` lines in a row: two dumps interleaved (format_glog.go glogPCNext)
+	cutBy         string     // what closed the incident, when not its own end (EOF, a start marker, the next incident)
+	fatalAt       glogTime   // time of the FATAL line (F3), for the abort dump's `Aborted at`
+	fatalTID      string     // its thread field, as printed
+	twinTID       string     // a second failing thread's, read after the first's stack (twinFatal)
+	framePrefixed bool       // the last frame line carried a paste prefix
+	abort         *abortMark // where the dump after an abort cause began
+	gdbOrphan     int        // line of a gdb argument-list continuation without its frame
+	gdbPartial    int        // line of a gdb frame number whose frame line is not whole
+	fragment      int        // index of the first frame when opened by a headerless fragment (fragment.go)
+	sanSummary    Frame      // the frame a sanitizer SUMMARY line names (format_sanitizer.go)
+	sanFrag       int        // sanFragBare or sanFragAttested: a sanitizer report's middle without its ERROR line (format_sanitizer.go)
+	sanNoStack    bool       // the sanitizer runtime died in its own mmap before printing any stack (F6.mmap_die)
+	glogNoHeader  bool       // glog `@` frames opened the stack without the dump's header lines (checkDamage)
+	complete      bool       // the process printed its last line for this incident: the parser closes it at once
+	sanAccessCut  *stack     // headerless stack followed by ASAN's address description (format_sanitizer.go)
+	shellOnly     bool       // opened by a shell's report of the crash alone (format_misc.go shellCrash)
+	shell         *incident  // a shell's report alone just before this gdb session on a core (parser.go closeCurrent)
+	sanLog        int        // foreign lines in a row inside a sanitizer report since a log line (format_sanitizer.go sanInterleaved)
+	sanLogAt      int        // line of the first of them (> 0 once any foreign line was seen)
+	sanDump       bool       // a signal dump ended a sanitizer report before its stack (format_sanitizer.go sanitizerDeath)
+	boostBare     int        // line of a boost frame number alone (`4#`), whose text is on the next line (format_boost.go)
 }
 
 func newIncident(p *parser, ln lineInfo) *incident {
@@ -245,6 +250,9 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 	}
 	c := in.c
 	text := ln.text
+	if ln.prefixed && in.prefixedGap == 0 && k == kBlank {
+		in.prefixedGap = ln.no // blank once the prefix was removed
+	}
 	switch k {
 	case kBlank:
 		if in.sec == secBoost && in.cur != nil && len(in.cur.th.Frames) > 0 {
