@@ -750,40 +750,15 @@ func sniff(head []byte) (ContentKind, SkipReason, string) {
 	if len(head) >= 262 && string(head[257:262]) == "ustar" {
 		return "", SkipArchive, "a tar archive: unpack it first"
 	}
-	// A run of holeNULs or more NULs is a hole in a log file (the
-	// preallocated tail a crash leaves, which the next process writes
-	// after), not binary content: the scanner treats it as a line break
-	// (symbolize, "binary junk"), so it counts neither way here. A log that
-	// starts with a hole is still read.
-	bad, text, nuls := 0, 0, 0
-	flush := func() {
-		if nuls < holeNULs {
-			bad += nuls
-			text += nuls
-		}
-		nuls = 0
-	}
-	for _, c := range head {
-		if c == 0 {
-			nuls++
-			continue
-		}
-		flush()
-		text++
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v' && c != 0x1b {
-			bad++
-		}
-	}
-	flush()
+	// A run of magic.HoleNULs or more NULs is a hole in a log file, not
+	// binary content: the scanner treats it as a line break (symbolize,
+	// "binary junk"), so it counts neither way here.
+	text, bad, _ := magic.TextBytes(head)
 	if text > 0 && bad*3 > text {
 		return "", SkipBinary, fmt.Sprintf("binary data, not text (%d of the first %d bytes are control bytes)", bad, len(head))
 	}
 	return ContentText, "", ""
 }
-
-// holeNULs is the shortest NUL run sniff takes for a hole in a log file;
-// it is the scanner's threshold too.
-const holeNULs = 8
 
 // Files expands paths into the files they name, in a stable order: each
 // path in turn, a directory recursively in lexical order, skipping hidden

@@ -3,6 +3,7 @@ package magic
 import (
 	"bytes"
 	"compress/gzip"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -36,5 +37,25 @@ func TestCompression(t *testing.T) {
 	assert.Equal(t, "bzip2", Compression([]byte("BZh91AY&SY")))
 	for _, no := range []string{"", "BZh", "BZh0", "BZ", "\x7fELF\x02\x01", "\x1f", "*** Aborted at"} {
 		assert.Empty(t, Compression([]byte(no)), "%q", no)
+	}
+}
+
+// TestTextBytes: holes (NUL runs of HoleNULs or more) count neither way,
+// shorter NUL runs and control bytes other than the text ones count as
+// control, and only bytes outside valid UTF-8 count as not UTF-8.
+func TestTextBytes(t *testing.T) {
+	for _, c := range []struct {
+		in                     string
+		text, control, notUTF8 int
+	}{
+		{"I0303 a.cpp:1] ok\r\n\t\f\v\x1b[0m", 26, 0, 0},
+		{"a\x00\x00b", 4, 2, 0},
+		{"a" + strings.Repeat("\x00", HoleNULs) + "b", 2, 0, 0},
+		{"\x01\x02\x7f", 3, 2, 0},
+		{"数据\xca\xfd", 8, 0, 2},
+		{"ok \xe6\x95", 5, 0, 0}, // a sequence cut by the end
+	} {
+		text, control, notUTF8 := TextBytes([]byte(c.in))
+		assert.Equal(t, []int{c.text, c.control, c.notUTF8}, []int{text, control, notUTF8}, "%q", c.in)
 	}
 }
