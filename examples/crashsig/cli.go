@@ -253,12 +253,7 @@ type runStatus struct {
 }
 
 // got records that r's input yielded a Result.
-func (s *runStatus) got(r *pipeline.Result) {
-	if s.answered == nil {
-		s.answered = make(map[string]bool)
-	}
-	s.answered[r.Source] = true
-}
+func (s *runStatus) got(r *pipeline.Result) { s.mark(r.Source) }
 
 // report prints a per-input error: skipped inputs are notes, others make
 // the exit code 1. It returns false when the run must stop (ctx done).
