@@ -28,8 +28,8 @@ func (in *incident) finish(p *parser) *Crash {
 			i--
 		}
 	}
-	if in.prefixedGap > 0 && in.prefixedGap <= c.EndLine && !in.sawPrefix {
-		in.used(lineInfo{no: in.prefixedGap, prefixed: true})
+	if in.prefixedAt > 0 && in.prefixedAt <= c.EndLine && !in.sawPrefix {
+		in.used(lineInfo{no: in.prefixedAt, prefixed: true})
 	}
 	in.sanitizerRun(p) // format_sanitizer.go: headerless sanitizer frames
 	in.chooseThreads(p)

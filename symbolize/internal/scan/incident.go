@@ -60,11 +60,12 @@ type incident struct {
 	interleaved                 int
 	sigLine                     int  // line of the signal line
 	sawPrefix, sawRuntimeLogger bool // notes made once per incident
-	// prefixedGap is the first line taken as a foreign line of the
-	// incident (its gap) after the learned paste prefix was removed from
-	// it: when the incident's span ends up holding it, the removal shaped
-	// how that line was read, and the note says so (finish).
-	prefixedGap   int
+	// prefixedAt is the first line the incident took after a paste
+	// prefix was removed from it, used or not (a foreign line of its gap,
+	// one made blank): when the incident's span ends up holding it, the
+	// removal shaped how that line was read, and finish notes it as used
+	// does for the lines it uses.
+	prefixedAt    int
 	pcFrame       Frame // the glog `PC: @` line as a frame (the faulting frame)
 	notes         []string
 	split         *split // where a dump header followed an abort cause
@@ -204,12 +205,17 @@ func (in *incident) gapLimit() int {
 // accept takes one logical line. It returns false when the line does not
 // belong to this incident (the caller may then close it and start anew).
 func (in *incident) accept(p *parser, ln lineInfo, k lineKind, m []string) bool {
+	took, done := false, false
 	if in.sanReportOpen() {
-		if took, done := in.sanInterleaved(p, ln, k, m); done { // format_sanitizer.go
-			return took
-		}
+		took, done = in.sanInterleaved(p, ln, k, m) // format_sanitizer.go
 	}
-	return in.acceptLine(p, ln, k, m)
+	if !done {
+		took = in.acceptLine(p, ln, k, m)
+	}
+	if took && ln.prefixed && in.prefixedAt == 0 {
+		in.prefixedAt = ln.no
+	}
+	return took
 }
 
 // acceptLine is accept without the log lines a sanitizer report may
@@ -250,9 +256,6 @@ func (in *incident) acceptLine(p *parser, ln lineInfo, k lineKind, m []string) b
 	}
 	c := in.c
 	text := ln.text
-	if ln.prefixed && in.prefixedGap == 0 && k == kBlank {
-		in.prefixedGap = ln.no // blank once the prefix was removed
-	}
 	switch k {
 	case kBlank:
 		if in.sec == secBoost && in.cur != nil && len(in.cur.th.Frames) > 0 {

@@ -296,9 +296,6 @@ func (in *incident) frameOrNoise(p *parser, ln lineInfo, k lineKind) bool {
 		return true // gdb opening the core the shell said was dumped (format_gdb.go)
 	}
 	in.gap++
-	if ln.prefixed && in.prefixedGap == 0 {
-		in.prefixedGap = ln.no
-	}
 	if t := strings.TrimLeft(text, " \t"); in.sec == secGDB && k == kOther && len(t) > 1 && t[0] == '#' && isDigit(t[1]) {
 		in.gdbPartial = ln.no // a frame line cut before gdb's frame shape
 	}
