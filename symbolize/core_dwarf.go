@@ -2,10 +2,8 @@ package symbolize
 
 import (
 	"debug/elf"
-	"os"
+	"errors"
 	"strings"
-
-	"github.com/crashsig/crashsig/symbolize/internal/elfimage"
 )
 
 // binaryResolver symbolizes a module through the package's symbolizer
@@ -15,10 +13,12 @@ import (
 // and line from DWARF, names from elfimage.LoadSymbols. A module without
 // DWARF gets the symbol table's names, the same a raw-PC lookup gives.
 type binaryResolver struct {
-	b      *Binary
-	dbg    *elf.File
-	dbgF   *os.File
-	dbgTry bool
+	b *Binary
+	c *Core
+	m *CoreModule
+	// badNoted: the core's notes already say this module's DWARF is
+	// damaged (once per module).
+	badNoted bool
 }
 
 // newBinaryResolver opens the module's file (the vDSO from the core's
@@ -40,13 +40,18 @@ func (c *Core) newBinaryResolver(m *CoreModule) pcResolver {
 		c.note("%s: %v", m.Name(), err)
 		return nil
 	}
-	return &binaryResolver{b: b}
+	return &binaryResolver{b: b, c: c, m: m}
 }
 
 func (r *binaryResolver) resolve(pc uint64, exact bool) []coreLoc {
 	// With an error (ErrBadDWARF: a damaged part of the debug info) a
-	// result is the symbol table's name: kept.
-	locs, _ := r.b.Lookup(pc, LookupOptions{Exact: exact})
+	// result is the symbol table's name: kept, and the core's notes say
+	// why its frames of this module lack lines.
+	locs, err := r.b.Lookup(pc, LookupOptions{Exact: exact})
+	if err != nil && errors.Is(err, ErrBadDWARF) && !r.badNoted {
+		r.badNoted = true
+		r.c.note("%s: %v (its frames are named from the symbol table)", r.m.Name(), err)
+	}
 	if len(locs) == 0 {
 		return nil
 	}
@@ -65,29 +70,16 @@ func (r *binaryResolver) hasSymbols() bool  { return r.b.HasDWARF() || len(r.b.s
 func (r *binaryResolver) hasLines() bool    { return r.b.HasDWARF() }
 func (r *binaryResolver) debugPath() string { return r.b.DebugPath() }
 
+// debugELF is the separate debug file the Binary opened (for its
+// .debug_frame), or nil when the DWARF is in the module's own file.
 func (r *binaryResolver) debugELF() *elf.File {
-	if !r.dbgTry {
-		r.dbgTry = true
-		if p := r.b.DebugPath(); p != "" {
-			if f, err := os.Open(p); err == nil {
-				if ef, err := elfimage.NewFile(f); err == nil {
-					r.dbg, r.dbgF = ef, f
-				} else {
-					f.Close()
-				}
-			}
-		}
+	if r.b.debug == nil || r.b.debug == r.b.main {
+		return nil
 	}
-	return r.dbg
+	return r.b.debug.File
 }
 
-func (r *binaryResolver) close() {
-	r.b.Close()
-	if r.dbgF != nil {
-		r.dbgF.Close()
-		r.dbgF = nil
-	}
-}
+func (r *binaryResolver) close() { r.b.Close() }
 
 // stripSymVersion drops an ELF symbol version (`clock_nanosleep@@GLIBC_2.17`):
 // mangled and C names never contain '@'.

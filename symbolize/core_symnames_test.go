@@ -1,9 +1,12 @@
 package symbolize
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -151,4 +154,44 @@ func assertSameFrames(t *testing.T, want, got *Core, what string) {
 			assert.Equal(t, b[k].Name(), a[k].Name(), "%s, thread %d frame %d", what, i, k)
 		}
 	}
+}
+
+// TestCoreNotesDamagedDWARF: a module whose .debug_info is damaged (zeroed
+// by a bad copy) still names the core's frames from its symbol table, and
+// the core's notes say once why those frames have no lines (the lookup's
+// ErrBadDWARF was dropped before).
+func TestCoreNotesDamagedDWARF(t *testing.T) {
+	dir := t.TempDir()
+	bin := gunzipTo(t, dir, "bin/sim_fp.gz")
+	raw, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	ef, err := elf.NewFile(bytes.NewReader(raw))
+	require.NoError(t, err)
+	sec := ef.Section(".debug_info")
+	require.NotNil(t, sec)
+	require.Zero(t, sec.Flags&elf.SHF_COMPRESSED)
+	clear(raw[sec.Offset : sec.Offset+sec.FileSize])
+	require.NoError(t, os.WriteFile(bin, raw, 0o644))
+	c, err := OpenCore(context.Background(), gunzipTo(t, dir, "cores/kern_fp.core.gz"), CoreOptions{Binaries: []string{bin}, NoDiskLookup: true})
+	require.NoError(t, err)
+	defer c.Close()
+	cr, err := c.Crash(context.Background())
+	require.NoError(t, err)
+	th := cr.CrashingThread()
+	require.NotNil(t, th)
+	require.NotEmpty(t, th.Frames)
+	named := 0
+	for _, f := range th.Frames {
+		if strings.Contains(f.Function, "ParsedPageV1") {
+			named++
+		}
+	}
+	assert.Positive(t, named, "frames named from the symbol table")
+	bad := 0
+	for _, n := range cr.Notes {
+		if strings.Contains(n, "sim_fp") && strings.Contains(n, "malformed DWARF") {
+			bad++
+		}
+	}
+	assert.Equal(t, 1, bad, "%q", c.Notes)
 }
