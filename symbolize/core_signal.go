@@ -76,7 +76,7 @@ func SignalCodeName(signo, code int32) string {
 	switch code {
 	case 0:
 		return "SI_USER"
-	case 0x80:
+	case corefile.SIKernel:
 		return "SI_KERNEL"
 	case -1:
 		return "SI_QUEUE"

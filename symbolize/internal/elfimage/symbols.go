@@ -187,16 +187,9 @@ func parseSymbols(m *Image, secName string) (t Symbols, ok bool) {
 			return t, false
 		}
 		n := len(raw) / esz
-		kept, infoAt := 0, 12
-		if m.is64 {
-			infoAt = 4
-		}
+		kept := 0
 		for i := 1; i < n; i++ {
-			e := raw[i*esz : (i+1)*esz]
-			if typ := elf.SymType(e[infoAt] & 0xf); typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC && typ != elf.STT_OBJECT {
-				continue
-			}
-			if _, _, _, ok := decode(e); ok {
+			if _, _, _, ok := decode(raw[i*esz : (i+1)*esz]); ok {
 				kept++
 			}
 		}
