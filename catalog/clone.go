@@ -8,7 +8,8 @@ import "slices"
 // neither the catalog nor a later verdict, and does not race with
 // classifications running concurrently.
 
-// clone returns d with its own slices.
+// clone returns d with its own exported slices (the compiled version
+// ranges are read-only and shared, as Match.clone shares its globs).
 func (d Defect) clone() Defect {
 	d.Match = slices.Clone(d.Match)
 	for i := range d.Match {
@@ -16,7 +17,6 @@ func (d Defect) clone() Defect {
 	}
 	d.Affected, d.Fixed, d.FixedLikely = slices.Clone(d.Affected), slices.Clone(d.Fixed), slices.Clone(d.FixedLikely)
 	d.Links, d.Tests, d.TaughtBy = slices.Clone(d.Links), slices.Clone(d.Tests), slices.Clone(d.TaughtBy)
-	d.affected, d.fixed, d.fixedLikely = slices.Clone(d.affected), slices.Clone(d.fixed), slices.Clone(d.fixedLikely)
 	return d
 }
 

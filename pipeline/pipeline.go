@@ -493,20 +493,20 @@ func (p *Pipeline) input(ctx context.Context, in *Input, idle time.Duration, yie
 }
 
 // chunkScanSize returns the size of in when it is to be scanned in chunks
-// (Options.ChunkScanBytes), else 0.
+// (Options.ChunkScanBytes): a regular file (Input.size) at least that
+// large; else 0.
 func (p *Pipeline) chunkScanSize(in *Input) int64 {
 	limit := p.opts.ChunkScanBytes
 	if limit == 0 {
 		limit = DefaultChunkScanBytes
 	}
-	if p.opts.Jobs < 2 || limit < 0 || in.file == nil || in.Compression != "" || in.Encoding != "" || in.Kind != ContentText {
+	if p.opts.Jobs < 2 || limit < 0 || in.Compression != "" || in.Encoding != "" || in.Kind != ContentText {
 		return 0
 	}
-	st, err := in.file.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() < limit {
-		return 0
+	if size, regular := in.size(); regular && size >= limit {
+		return size
 	}
-	return st.Size()
+	return 0
 }
 
 // textChunks is text for a large file on disk: symbolize.ScanParallel

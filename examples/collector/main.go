@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -82,9 +83,11 @@ func run(ctx context.Context, path string, c config, stdout, stderr io.Writer) i
 	defer p.Close()
 	// Once, the file is read as classify reads it (compressed, a core;
 	// binary junk refused); followed, it is a live text stream.
-	results := p.File(ctx, path)
+	var results iter.Seq2[*pipeline.Result, error]
 	var r *pipeline.Follower
-	if c.follow {
+	if !c.follow {
+		results = p.File(ctx, path)
+	} else {
 		var saved *state
 		if c.state != "" {
 			saved, err = loadState(c.state)
