@@ -77,5 +77,8 @@ func TestCoreTextReadBack(t *testing.T) {
 		assert.Equal(t, core.Threads[0].ID, rs[0].Threads[0].ID, "%s: the crashing thread", name)
 		assert.True(t, rs[0].Threads[0].Crashed, name)
 		assert.Equal(t, core.Signal, rs[0].Signal, name)
+		assert.Equal(t, core.HasFaultAddress, rs[0].HasFaultAddress, name)
+		assert.Equal(t, core.FaultAddress, rs[0].FaultAddress, name)
+		assert.Equal(t, core.Signature.Attributes, rs[0].Signature.Attributes, "%s: fault=null and the like", name)
 	}
 }

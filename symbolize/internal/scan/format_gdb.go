@@ -33,7 +33,7 @@ var gdbRules = []lineRule{
 	{id: "F7.crashsig_core", kind: kGDBCore, prefix: "core ",
 		re: mustCompile(`^core .*?: process "([^"]*)" pid \d+`)},
 	{id: "F7.crashsig_signal", kind: kGDBTerminated, prefix: "signal ",
-		re: mustCompile(`^signal (SIG[A-Z0-9]+|\d+)(?: \(([A-Z_0-9]+)\))?(?: fault address 0x[0-9a-f]+)? at pc 0x[0-9a-f]+ on LWP (\d+) \[`)},
+		re: mustCompile(`^signal (SIG[A-Z0-9]+|\d+)(?: \(([A-Z_0-9]+)\))?(?: fault address (0x[0-9a-f]+))? at pc 0x[0-9a-f]+ on LWP (\d+) \[`)},
 }
 
 // gdbLocation attaches a continuation line holding only the location of

@@ -64,10 +64,14 @@ func (in *incident) gdb(p *parser, k lineKind, m []string) {
 			c.Signal = signalName(n)
 		}
 		c.SignalReason = strings.TrimSuffix(m[2], ".")
-		if len(m) > 3 && m[3] != "" {
-			// crashsig's core text names the crashing thread's LWP on
-			// its signal line (F7.crashsig_signal).
-			in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
+		if len(m) > 4 {
+			// crashsig's core text (F7.crashsig_signal) gives the fault
+			// address the core's siginfo holds and the crashing thread's
+			// LWP on its signal line.
+			if v, ok := parseHex(m[3]); ok {
+				c.FaultAddress, c.HasFaultAddress = Addr(v), true
+			}
+			in.gdbCur, _ = strconv.ParseInt(m[4], 10, 64)
 		}
 	case kGDBCurrent:
 		in.gdbCur, _ = strconv.ParseInt(m[3], 10, 64)
