@@ -20,7 +20,10 @@ const HoleNULs = 8
 // control bytes among them (tab, newline, CR, form feed, vertical tab and
 // escape excepted; NULs of runs shorter than HoleNULs count) and the bytes
 // outside valid UTF-8 sequences (a sequence cut by head's end counts as
-// valid). A log that starts with a hole is still text.
+// valid). A log that starts with a hole is still text. The scanner's
+// binary-junk weight (symbolize/internal/scan, binaryWeight) is another
+// measure for another question (is this line junk to skip?) and counts
+// vertical tab and DEL too; this one decides about whole inputs.
 func TextBytes(head []byte) (text, control, notUTF8 int) {
 	nuls := 0
 	flush := func() {

@@ -383,12 +383,8 @@ func coreTextModule(rest string, f *Frame) string {
 	if open < 0 {
 		return rest
 	}
-	mod, off, ok := strings.Cut(rest[open+2:len(rest)-1], "+0x")
-	if !ok || mod == "" || strings.ContainsAny(mod, " ()+=,") {
-		return rest
-	}
-	v, ok := parseHex("0x" + off)
-	if !ok {
+	mod, v, ok := parseModuleOffset(rest[open+1:])
+	if !ok || strings.ContainsAny(mod, " ()+=,") {
 		return rest
 	}
 	f.Module, f.Offset, f.HasOffset = mod, Addr(v), true

@@ -73,4 +73,9 @@ func TestGDBFrameEcho(t *testing.T) {
 	other := "(gdb) bt\n#0  0x00007f9ed583521d in epoll_wait () from /lib64/libc.so.6\n#1  0x0000000001a794bd in thread_proxy ()\n"
 	cs := parseText(t, bt+other)
 	require.Len(t, cs, 2)
+	// The same backtrace printed again (`bt` typed twice, or pasted
+	// twice) is the same crash: one incident with its six frames.
+	cs = parseText(t, bt+bt)
+	require.Len(t, cs, 1)
+	require.Len(t, cs[0].CrashingThread().Frames, 6)
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/bits"
 	"strings"
+
+	"github.com/crashsig/crashsig/internal/magic"
 )
 
 // physical handles one physical line: NUL runs, repair, prefixes, split
@@ -33,7 +35,7 @@ func (p *parser) physical(b []byte, truncated, noNUL bool) {
 // Binary junk (a core or a compressed file cat'ed into the log) holds
 // shorter runs all the time (a random byte is NUL once in 256), and so
 // does UTF-16 text; a NUL run of 8 happens in random bytes once in 2^64.
-const minHole = 8
+const minHole = magic.HoleNULs
 
 // holes handles a physical line holding a hole (b[i:j], the first). A
 // run of minHole or more NULs is a hole in the file, not text: the

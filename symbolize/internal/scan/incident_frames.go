@@ -462,7 +462,6 @@ func (in *incident) atFrame(p *parser, f Frame, spaces int, ln lineInfo) bool {
 	return true
 }
 
-// sameGDBFrame reports whether two gdb frame lines describe the same frame.
 // gdbEcho says whether f repeats a frame of the backtrace frames, with
 // its number, address, function and location: gdb's echo of a frame the
 // user selected after `bt`.
@@ -478,6 +477,7 @@ func gdbEcho(frames []Frame, f Frame) bool {
 	return false
 }
 
+// sameGDBFrame reports whether two gdb frame lines describe the same frame.
 func sameGDBFrame(a, b Frame) bool {
 	return a.PC == b.PC && a.Function == b.Function && a.File == b.File && a.Line == b.Line
 }
